@@ -1,0 +1,110 @@
+# The course's top-level Makefile. Chapters are every chapters/*/Makefile, in order; none is listed by hand.
+#
+#   make run          a tour: every chapter's `make run`
+#   make test-all     every chapter's tests and the course tests, then the score table
+#   make grade        the same on the students' exercises/ files (EXERCISE=1)
+#   make gpu-check LOG_DIR=dir   on a GPU machine: build, test, sanitize and benchmark everything, logs into dir
+#   make lint         formatters in check mode, ruff, cppcheck
+#   make clean        remove build outputs (keeps a complete .venv; `make distclean` removes it too)
+#
+# CHAPTER=03 (or 03_cuda_extension) limits run/test-all/grade/gpu-check to one chapter.
+
+include common/python.mk
+
+ALL_CHAPTERS := $(patsubst chapters/%/Makefile,%,$(sort $(wildcard chapters/*/Makefile)))
+ifdef CHAPTER
+  CHAPTERS := $(filter $(CHAPTER)%,$(ALL_CHAPTERS))
+  ifeq ($(CHAPTERS),)
+    $(error No chapter matches CHAPTER=$(CHAPTER). The chapters are: $(ALL_CHAPTERS))
+  endif
+else
+  CHAPTERS := $(ALL_CHAPTERS)
+endif
+RESULTS := build/results
+SHELL := /bin/bash
+
+.PHONY: help run test-all grade gpu-check lint format clean distclean python
+.DEFAULT_GOAL := help
+
+help:
+	@echo "Extending PyTorch with C and CUDA — make targets:"
+	@echo "  make run                     the tour: every chapter's demo, in order"
+	@echo "  make test-all                every chapter's tests + the course tests, then a score table"
+	@echo "  make grade                   the same on the exercises/ files (EXERCISE=1): the instructor's table"
+	@echo "  make gpu-check LOG_DIR=dir   on a GPU machine: build, test, sanitize, benchmark; logs into dir"
+	@echo "  make lint                    clang-format, ruff and cppcheck in check mode"
+	@echo "  make format                  apply clang-format and ruff format"
+	@echo "  make clean                   remove build outputs;  make distclean: also the .venv"
+	@echo "  CHAPTER=NN limits run/test-all/grade/gpu-check to one chapter. Chapters: $(ALL_CHAPTERS)"
+
+python: $(PYTHON_READY)
+
+run: python
+	@set -e; for c in $(CHAPTERS); do \
+	  echo; echo "==================== $$c ===================="; \
+	  $(MAKE) --no-print-directory -C chapters/$$c run; \
+	done
+
+# Every chapter runs even when an earlier one fails; the score table and the exit status tell.
+define run_all_tests
+	@rm -rf $(RESULTS) && mkdir -p $(RESULTS)
+	@for c in $(CHAPTERS); do \
+	  echo; echo "==================== $$c: $(1) ===================="; \
+	  EXERCISE=$(2) $(MAKE) --no-print-directory -C chapters/$$c test JUNIT_XML=$(CURDIR)/$(RESULTS)/$$c.xml \
+	    || echo "[$$c] make test failed"; \
+	done
+endef
+
+test-all: python
+	$(call run_all_tests,tests,0)
+	@echo; echo "==================== course tests ===================="
+	@$(PYTHON) -m pytest tests $(if $(CHAPTER),-k "$(CHAPTER)") --junitxml=$(RESULTS)/course.xml || true
+	@$(PYTHON) -m course.score $(RESULTS) $(CHAPTERS) course
+
+grade: python
+	$(call run_all_tests,exercises,1)
+	@$(PYTHON) -m course.score $(RESULTS) $(CHAPTERS)
+
+gpu-check: python
+	@test -n "$(LOG_DIR)" || { echo "usage: make gpu-check LOG_DIR=/path/to/logs"; exit 2; }
+	@command -v nvidia-smi >/dev/null && nvidia-smi -L || echo "warning: nvidia-smi not found"
+	@mkdir -p $(LOG_DIR) && rm -f $(LOG_DIR)/summary.txt
+	@start=$$(date +%s); status=0; \
+	for c in $(CHAPTERS); do \
+	  $(MAKE) --no-print-directory -C chapters/$$c gpu-check LOG_DIR=$(abspath $(LOG_DIR))/$$c \
+	    JUNIT_XML=$(abspath $(LOG_DIR))/$$c.xml || status=1; \
+	  cat $(LOG_DIR)/$$c/summary.txt >> $(LOG_DIR)/summary.txt 2>/dev/null; \
+	done; \
+	$(PYTHON) -m pytest tests -q --junitxml=$(abspath $(LOG_DIR))/course.xml > $(LOG_DIR)/course-tests.log 2>&1 \
+	  && echo "[course] tests     ok" >> $(LOG_DIR)/summary.txt \
+	  || { echo "[course] tests     FAILED (course-tests.log)" >> $(LOG_DIR)/summary.txt; status=1; }; \
+	echo; echo "==================== gpu-check summary ($$(( $$(date +%s) - start )) s) ===================="; \
+	cat $(LOG_DIR)/summary.txt; \
+	$(PYTHON) -m course.score $(abspath $(LOG_DIR)) $(CHAPTERS) course || status=1; \
+	exit $$status
+
+C_SOURCES = $(shell git ls-files '*.c' '*.h' '*.cu' '*.cuh' '*.cpp')
+PY_SOURCES = $(shell git ls-files '*.py' '*.ipynb')
+
+lint: python
+	@echo "clang-format (check)"; $(dir $(PYTHON))clang-format --dry-run -Werror $(C_SOURCES)
+	@echo "ruff check"; $(PYTHON) -m ruff check $(PY_SOURCES)
+	@echo "ruff format (check)"; $(PYTHON) -m ruff format --check $(PY_SOURCES)
+	@echo "cppcheck"; command -v cppcheck >/dev/null || { echo "cppcheck not found: apt-get install cppcheck"; exit 1; }; \
+	  cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr --std=c11 \
+	    -I common/include $(filter %.c,$(C_SOURCES))
+
+format: python
+	$(dir $(PYTHON))clang-format -i $(C_SOURCES)
+	$(PYTHON) -m ruff format $(PY_SOURCES)
+
+clean:
+	@for c in $(ALL_CHAPTERS); do $(MAKE) --no-print-directory -C chapters/$$c clean; done
+	rm -rf build .pytest_cache
+	@if [ -d .venv ] && [ ! -f $(VENV_STAMP) ]; then echo "removing the incomplete .venv"; rm -rf .venv; fi
+
+distclean: clean
+	rm -rf .venv
+
+.DEFAULT:
+	@echo "make: no target '$@'. Run 'make help' for the list of targets."; exit 2

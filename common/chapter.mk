@@ -1,0 +1,96 @@
+# The rules every chapter shares. A chapter's Makefile names itself and includes this file:
+#
+#     PACKAGE := square_bias          # the chapter's Python package (its demo is `python -m $(PACKAGE)`)
+#     include ../../common/chapter.mk
+#
+# and may add prerequisites afterwards, e.g. `build: build/c_test` for a C program.
+#
+# Targets: build, run, test, bench, sanitize, gpu-check LOG_DIR=dir, clean.
+# EXERCISE=1 builds and tests the student's exercises/ instead of the reference solution.
+
+include $(dir $(lastword $(MAKEFILE_LIST)))python.mk
+
+CHAPTER     := $(notdir $(CURDIR))
+EXERCISE    ?= 0
+VARIANT     := $(if $(filter 1,$(EXERCISE)),exercise,reference)
+BUILD_DIR   := build
+LOG_DIR     ?= $(BUILD_DIR)/logs
+PYTEST_ARGS ?=
+SANITIZE_PYTEST_ARGS ?= -m gpu
+export EXERCISE
+export PYTHONPATH := $(CURDIR):$(PYTHONPATH)
+
+.PHONY: build run test bench sanitize gpu-check clean python help
+.DEFAULT_GOAL := help
+
+help:
+	@echo "make run        the chapter's demo ($(PYTHON_NAME) -m $(PACKAGE))"
+	@echo "make test       its tests (EXERCISE=1 make test: tests on your exercises/ files)"
+	@echo "make bench      its benchmark, where it has speed claims"
+	@echo "make sanitize   GPU tests under compute-sanitizer (memcheck, racecheck)"
+	@echo "make gpu-check LOG_DIR=dir   all of the above on a GPU machine, logs into dir"
+	@echo "make clean      remove what the build made"
+PYTHON_NAME := $(notdir $(PYTHON))
+
+python: $(PYTHON_READY)
+
+# --- the PyTorch extension, when the chapter has a setup.py -----------------------------------------------------
+# pip builds it in place (an editable install); the stamp keeps make from rebuilding unchanged sources.
+# EXTENSION_SOURCES may be extended by a chapter whose extension compiles files from elsewhere.
+ifneq ($(wildcard setup.py),)
+EXTENSION_STAMP   := $(BUILD_DIR)/.extension-$(VARIANT).stamp
+EXTENSION_SOURCES += setup.py $(wildcard pyproject.toml src/* exercises/*.c exercises/*.cu exercises/*.cpp exercises/*.h) \
+                     $(wildcard $(COMMON_DIR)/include/*.h) $(COMMON_DIR)/course/build.py
+$(EXTENSION_STAMP): $(EXTENSION_SOURCES) | python
+	@mkdir -p $(BUILD_DIR)
+	@echo "[$(CHAPTER)] building the $(VARIANT) extension (a minute or two on 2 cores; log: $(BUILD_DIR)/extension-$(VARIANT).log)"
+	@$(PYTHON) -m pip install --no-build-isolation --no-deps --editable . > $(BUILD_DIR)/extension-$(VARIANT).log 2>&1 \
+	  || { tail -n 60 $(BUILD_DIR)/extension-$(VARIANT).log; echo "[$(CHAPTER)] extension build FAILED (full log above: $(BUILD_DIR)/extension-$(VARIANT).log)"; exit 1; }
+	@touch $@
+build: $(EXTENSION_STAMP)
+endif
+
+build: | python
+
+run: build
+	$(PYTHON) -m $(PACKAGE)
+
+# JUNIT_XML is set by the top-level `make test-all` to collect the score table.
+test: build
+	$(PYTHON) -m pytest tests $(if $(JUNIT_XML),--junitxml=$(JUNIT_XML)) $(PYTEST_ARGS)
+
+bench: build
+	@if [ -f bench.py ]; then $(PYTHON) bench.py --out $(LOG_DIR); else echo "[$(CHAPTER)] no benchmark in this chapter"; fi
+
+# Sanitizers see every allocation only when PyTorch's caching allocator is off; COURSE_SANITIZE=1 asks the tests
+# for small sizes, since everything runs tens of times slower under the tools.
+SANITIZER := compute-sanitizer --error-exitcode 99 --print-limit 20
+sanitize: build
+	@command -v compute-sanitizer >/dev/null || { echo "[$(CHAPTER)] compute-sanitizer not found (it ships with the CUDA toolkit)"; exit 1; }
+	@mkdir -p $(LOG_DIR)
+	COURSE_SANITIZE=1 PYTORCH_NO_CUDA_MEMORY_CACHING=1 $(SANITIZER) --tool memcheck \
+	  $(PYTHON) -m pytest -q -p no:cacheprovider tests $(SANITIZE_PYTEST_ARGS) 2>&1 | tee $(LOG_DIR)/memcheck.log; \
+	  test $${PIPESTATUS[0]} -eq 0
+	COURSE_SANITIZE=1 PYTORCH_NO_CUDA_MEMORY_CACHING=1 $(SANITIZER) --tool racecheck \
+	  $(PYTHON) -m pytest -q -p no:cacheprovider tests $(SANITIZE_PYTEST_ARGS) 2>&1 | tee $(LOG_DIR)/racecheck.log; \
+	  test $${PIPESTATUS[0]} -eq 0
+
+# On a GPU machine: everything, logged. Each step runs even if an earlier one failed; the exit status says
+# whether all passed.
+gpu-check:
+	@mkdir -p $(LOG_DIR)
+	@status=0; \
+	for step in build test sanitize bench; do \
+	  start=$$(date +%s); \
+	  $(MAKE) --no-print-directory $$step LOG_DIR=$(abspath $(LOG_DIR)) JUNIT_XML=$(if $(JUNIT_XML),$(JUNIT_XML),$(abspath $(LOG_DIR))/junit.xml) \
+	    > $(LOG_DIR)/$$step.log 2>&1 && result=ok || { result=FAILED; status=1; }; \
+	  printf '[%s] %-9s %-6s %4ss  (%s)\n' "$(CHAPTER)" $$step $$result $$(( $$(date +%s) - start )) $(LOG_DIR)/$$step.log \
+	    | tee -a $(LOG_DIR)/summary.txt; \
+	done; exit $$status
+
+clean:
+	rm -rf $(BUILD_DIR) *.egg-info .pytest_cache $(CLEAN_EXTRA)
+	find . -name '__pycache__' -prune -exec rm -rf {} +
+	find . \( -name '*.so' -o -name '*.o' \) -not -path './build/*' -delete
+
+SHELL := /bin/bash

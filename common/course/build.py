@@ -1,0 +1,124 @@
+"""Building the chapters' extensions the same way everywhere: ahead of time with setuptools, or JIT.
+
+A chapter's setup.py is a few lines:
+
+    from course.build import setup_extension
+    setup_extension("square_bias", sources=["src/binding.cpp"], extra_objects=["build/libsquare_bias.a"])
+
+and its package imports the compiled module with `import_extension("square_bias")`.
+
+EXERCISE=1 (set by `EXERCISE=1 make test`) swaps each source for the student's copy in exercises/ when one
+exists, and names the module `_C_exercise` instead of `_C`, so the reference and the exercise builds live side by
+side and switching between them rebuilds nothing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+
+COMMON_DIR = Path(__file__).resolve().parent.parent
+INCLUDE_DIR = COMMON_DIR / "include"
+
+# Warnings on for the course's own code; CI (CI=true) also turns them into errors where the code is all ours.
+WARNINGS = ["-Wall", "-Wextra"]
+CXX_FLAGS = ["-O3", *WARNINGS]  # torch adds the C++ standard it was built with
+NVCC_FLAGS = ["-O3", "--use_fast_math", "-lineinfo", "-Xcompiler=-Wall,-Wextra"]
+
+
+def exercise_mode() -> bool:
+    return os.environ.get("EXERCISE", "0") == "1"
+
+
+def module_name() -> str:
+    """The compiled module's name inside a chapter package: _C, or _C_exercise for the student's build."""
+    return "_C_exercise" if exercise_mode() else "_C"
+
+
+def chapter_source(path: str | Path, chapter_dir: str | Path = ".") -> str:
+    """src/<name> normally; exercises/<name> under EXERCISE=1 when the student has a copy of that file."""
+    path = Path(path)
+    exercise = Path(chapter_dir) / "exercises" / path.name
+    if exercise_mode() and exercise.exists():
+        return str(exercise)
+    return str(Path(chapter_dir) / path)
+
+
+def setup_extension(
+    package: str,
+    sources: list[str],
+    *,
+    cuda: bool = False,
+    include_dirs: list[str] | None = None,
+    extra_objects: list[str] | None = None,
+    cxx_flags: list[str] | None = None,
+    nvcc_flags: list[str] | None = None,
+    define_macros: list[tuple[str, str | None]] | None = None,
+    libraries: list[str] | None = None,
+    py_limited_api: bool = False,
+    distribution: str | None = None,
+) -> None:
+    """Build `package._C` (or `_C_exercise`) from `sources` with torch's BuildExtension (ninja, the right ABI
+    flags, nvcc for .cu files). Call it from a chapter's setup.py; `make build` runs it through pip."""
+    from setuptools import setup
+    from torch.utils.cpp_extension import BuildExtension, CppExtension, CUDAExtension
+
+    extension_class = CUDAExtension if cuda else CppExtension
+    extra_compile_args: dict[str, list[str]] = {"cxx": CXX_FLAGS + (cxx_flags or [])}
+    if cuda:
+        extra_compile_args["nvcc"] = NVCC_FLAGS + (nvcc_flags or [])
+    if py_limited_api:
+        define_macros = [*(define_macros or []), ("Py_LIMITED_API", "0x03090000")]
+    extension = extension_class(
+        f"{package}.{module_name()}",
+        [chapter_source(s) for s in sources],
+        include_dirs=[str(INCLUDE_DIR), *(include_dirs or [])],
+        extra_objects=extra_objects or [],
+        extra_compile_args=extra_compile_args,
+        define_macros=define_macros or [],
+        libraries=libraries or [],
+        py_limited_api=py_limited_api,
+    )
+    setup(
+        name=distribution or f"course-{package.replace('_', '-')}",
+        version="0.0.0",
+        packages=[package],
+        ext_modules=[extension],
+        cmdclass={"build_ext": BuildExtension},
+        options={"bdist_wheel": {"py_limited_api": "cp39"}} if py_limited_api else {},
+    )
+
+
+def import_extension(package: str):
+    """Import the chapter's compiled module, or explain how to build it."""
+    name = f"{package}.{module_name()}"
+    try:
+        return importlib.import_module(name)
+    except ImportError as error:
+        variant = "EXERCISE=1 make build" if exercise_mode() else "make build"
+        raise ImportError(
+            f"{name} is not built (or was built for another torch): run `{variant}` in the chapter's folder. "
+            f"Import error: {error}"
+        ) from error
+
+
+def jit_load(name: str, sources: list[str | Path], *, cuda: bool | None = None, verbose: bool = False, **kwargs):
+    """torch.utils.cpp_extension.load with the course's include directory and flags.
+
+    The JIT builds in TORCH_EXTENSIONS_DIR (default ~/.cache/torch_extensions/<python>_<cuda>/<name>), runs ninja
+    there, and reuses the result while the sources and flags hash the same."""
+    from torch.utils.cpp_extension import load
+
+    sources = [str(s) for s in sources]
+    if cuda is None:
+        cuda = any(s.endswith(".cu") for s in sources)
+    return load(
+        name=name,
+        sources=sources,
+        extra_include_paths=[str(INCLUDE_DIR), *kwargs.pop("extra_include_paths", [])],
+        extra_cflags=CXX_FLAGS + kwargs.pop("extra_cflags", []),
+        extra_cuda_cflags=(NVCC_FLAGS + kwargs.pop("extra_cuda_cflags", [])) if cuda else None,
+        verbose=verbose,
+        **kwargs,
+    )

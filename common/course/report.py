@@ -1,0 +1,93 @@
+"""Benchmark tables: printed row by row as they are measured, then saved as CSV and Markdown.
+
+    table = Table("add2, fp32", ["n", "kernel", "time_us", "GB/s", "vs torch"])
+    table.add(n=1024, kernel="seed", time_us=3.1, **{"GB/s": 4.0, "vs torch": 1.2})
+    table.save(out_dir / "add2")       # add2.csv and add2.md
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import platform
+from pathlib import Path
+
+
+def environment_line() -> str:
+    """Where a measurement was taken: device, driver, torch and CUDA versions, date."""
+    import torch
+
+    parts = []
+    if torch.cuda.is_available():
+        parts.append(torch.cuda.get_device_name())
+        try:
+            import subprocess
+
+            driver = subprocess.run(
+                ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                capture_output=True,
+                text=True,
+                timeout=20,
+            ).stdout.split("\n")[0]
+            if driver:
+                parts.append(f"driver {driver}")
+        except (OSError, subprocess.SubprocessError):
+            pass
+    else:
+        parts.append(f"CPU only ({platform.processor() or platform.machine()})")
+    parts.append(f"torch {torch.__version__} (CUDA {torch.version.cuda})")
+    parts.append(datetime.date.today().isoformat())
+    return ", ".join(parts)
+
+
+def _format(value: object) -> str:
+    if isinstance(value, float):
+        if value != value:  # NaN
+            return "—"
+        if abs(value) >= 100:
+            return f"{value:,.0f}"
+        if abs(value) >= 10:
+            return f"{value:.1f}"
+        return f"{value:.3g}" if abs(value) < 0.01 else f"{value:.2f}"
+    return str(value)
+
+
+class Table:
+    def __init__(self, title: str, columns: list[str], *, echo: bool = True):
+        self.title = title
+        self.columns = columns
+        self.rows: list[dict[str, object]] = []
+        self.echo = echo
+        self._widths = [max(len(c), 10) for c in columns]
+        if echo:
+            print(f"\n## {title}\n{environment_line()}\n", flush=True)
+            print(self._line(columns), flush=True)
+            print(self._line(["-" * w for w in self._widths]), flush=True)
+
+    def _line(self, cells: list[str]) -> str:
+        return "| " + " | ".join(c.rjust(w) for c, w in zip(cells, self._widths)) + " |"
+
+    def add(self, **row: object) -> None:
+        missing = [c for c in self.columns if c not in row]
+        if missing:
+            raise KeyError(f"row lacks columns {missing}")
+        self.rows.append(row)
+        if self.echo:
+            print(self._line([_format(row[c]) for c in self.columns]), flush=True)
+
+    def markdown(self) -> str:
+        lines = [f"**{self.title}** — {environment_line()}", ""]
+        lines.append("| " + " | ".join(self.columns) + " |")
+        lines.append("|" + "|".join("---:" for _ in self.columns) + "|")
+        lines += ["| " + " | ".join(_format(r[c]) for c in self.columns) + " |" for r in self.rows]
+        return "\n".join(lines) + "\n"
+
+    def save(self, stem: str | Path) -> None:
+        """Write stem.csv (full precision) and stem.md (as printed)."""
+        stem = Path(stem)
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        with open(stem.with_suffix(".csv"), "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=self.columns, extrasaction="ignore")
+            writer.writeheader()
+            writer.writerows(self.rows)
+        stem.with_suffix(".md").write_text(self.markdown())

@@ -1,0 +1,106 @@
+"""Honest timing: CUDA events after warm-up for GPU work, a monotonic clock for CPU work, median of repeats.
+
+    t = time_cuda(lambda: op(x, b))            # Timing(median_ms=..., ...)
+    bandwidth_gbs(bytes_moved, t.median_ms)    # effective GB/s
+
+GPU launches return before the work is done, so a host clock around a launch measures only the launch. CUDA events
+are recorded on the stream and timestamp the work itself. Warm-up keeps one-off costs (module loading, the caching
+allocator's first allocations, cuBLAS handles, JIT compilation) out of the numbers.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Timing:
+    median_ms: float
+    min_ms: float
+    max_ms: float
+    repeats: int
+
+    @property
+    def median_us(self) -> float:
+        return self.median_ms * 1e3
+
+
+def _summarise(samples_ms: list[float]) -> Timing:
+    return Timing(statistics.median(samples_ms), min(samples_ms), max(samples_ms), len(samples_ms))
+
+
+_l2_flush_buffer = None
+
+
+def _flush_l2() -> None:
+    """Overwrite a buffer larger than any current GPU's L2 so that the next kernel reads from device memory."""
+    global _l2_flush_buffer
+    import torch
+
+    if _l2_flush_buffer is None:
+        _l2_flush_buffer = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device="cuda")
+    _l2_flush_buffer.zero_()
+
+
+def time_cuda(fn: Callable[[], object], *, warmup: int = 10, repeat: int = 50, flush_l2: bool = False) -> Timing:
+    """Median time of fn() on the current CUDA stream, measured with CUDA events, after `warmup` untimed calls."""
+    import torch
+
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeat)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeat)]
+    for start, end in zip(starts, ends):
+        if flush_l2:
+            _flush_l2()
+        start.record()
+        fn()
+        end.record()
+    torch.cuda.synchronize()
+    return _summarise([start.elapsed_time(end) for start, end in zip(starts, ends)])
+
+
+def time_host_loop(fn: Callable[[], object], *, calls: int = 2000, repeat: int = 7, warmup: int = 200) -> Timing:
+    """Per-call wall time of many back-to-back calls, for host-side overhead (tiny GPU launches, Python calls).
+    The device is synchronized before the clock stops, so queued work is not left out."""
+    import torch
+
+    sync = torch.cuda.synchronize if torch.cuda.is_available() else (lambda: None)
+    for _ in range(warmup):
+        fn()
+    sync()
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        sync()
+        samples.append((time.perf_counter() - start) * 1e3 / calls)
+    return _summarise(samples)
+
+
+def time_cpu(fn: Callable[[], object], *, warmup: int = 1, repeat: int = 5, budget_s: float | None = None) -> Timing:
+    """Median wall time of fn() for work that runs on the CPU. With budget_s, stops repeating once the time spent
+    passes it (at least one timed run), so slow baselines such as Python loops stay affordable."""
+    for _ in range(warmup):
+        fn()
+    samples: list[float] = []
+    spent = 0.0
+    while len(samples) < repeat:
+        start = time.perf_counter()
+        fn()
+        elapsed = time.perf_counter() - start
+        samples.append(elapsed * 1e3)
+        spent += elapsed
+        if budget_s is not None and spent > budget_s:
+            break
+    return _summarise(samples)
+
+
+def bandwidth_gbs(bytes_moved: float, ms: float) -> float:
+    """Effective bandwidth in GB/s (10^9 bytes per second): bytes the op must move over the time it took."""
+    return bytes_moved / (ms * 1e-3) / 1e9 if ms > 0 else float("nan")

@@ -1,0 +1,43 @@
+# Which Python the course uses, and the build settings every CUDA build needs.
+# Included by the top-level Makefile and by common/chapter.mk.
+#
+# - If the python3 on PATH already imports torch (the GPU machine, or an activated venv), use it.
+# - Otherwise use the project's virtual environment in .venv, creating it on first use (common/bootstrap.sh).
+
+COURSE_ROOT := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))/..)
+COMMON_DIR  := $(COURSE_ROOT)/common
+VENV        := $(COURSE_ROOT)/.venv
+VENV_STAMP  := $(VENV)/.course-ready
+
+ifndef PYTHON
+  ifeq ($(shell python3 -c 'import torch' >/dev/null 2>&1 && echo yes),yes)
+    PYTHON := $(shell command -v python3)
+    PYTHON_READY :=
+  else
+    PYTHON := $(VENV)/bin/python
+    PYTHON_READY := $(VENV_STAMP)
+  endif
+endif
+export PYTHON
+
+$(VENV_STAMP): $(COMMON_DIR)/requirements.txt $(COMMON_DIR)/bootstrap.sh
+	@bash $(COMMON_DIR)/bootstrap.sh
+
+# The toolkit: PyTorch derives it from nvcc's folder unless told. /usr/local/bin/nvcc may be a wrapper, so point
+# CUDA_HOME at the real toolkit when one is there (building a CUDA extension fails with -lcudart otherwise).
+ifndef CUDA_HOME
+  CUDA_HOME := $(firstword $(wildcard /usr/local/cuda) $(patsubst %/bin/nvcc,%,$(realpath $(shell command -v nvcc 2>/dev/null))))
+endif
+export CUDA_HOME
+NVCC := $(if $(CUDA_HOME),$(CUDA_HOME)/bin/nvcc,nvcc)
+
+# The GPU architecture to build for: the visible GPU's, or 9.0 (the course's H100) when there is none.
+ifndef TORCH_CUDA_ARCH_LIST
+  TORCH_CUDA_ARCH_LIST := $(or $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1),9.0)
+endif
+export TORCH_CUDA_ARCH_LIST
+CUDA_ARCH := sm_$(subst .,,$(TORCH_CUDA_ARCH_LIST))
+
+# Shared Python helpers (the `course` package) are importable everywhere.
+export PYTHONPATH := $(COMMON_DIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
+export PYTHONDONTWRITEBYTECODE := 1
