@@ -41,3 +41,12 @@ CUDA_ARCH := sm_$(subst .,,$(TORCH_CUDA_ARCH_LIST))
 # Shared Python helpers (the `course` package) are importable everywhere.
 export PYTHONPATH := $(COMMON_DIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 export PYTHONDONTWRITEBYTECODE := 1
+
+comma := ,
+# Compiling the course's own C and CUDA C outside setuptools (C programs, static libraries, sanitizer demos).
+# Warnings are errors in CI (CI=true), so a warning never lands.
+WARNING_FLAGS := -Wall -Wextra $(if $(CI),-Werror)
+COURSE_CFLAGS := -std=c11 -O2 -fPIC $(WARNING_FLAGS) -I$(COMMON_DIR)/include -I$(CUDA_HOME)/include
+COURSE_NVCCFLAGS := -O3 -arch=$(CUDA_ARCH) -lineinfo -Xcompiler=-fPIC,-Wall,-Wextra$(if $(CI),$(comma)-Werror) \
+                    -I$(COMMON_DIR)/include
+CUDA_LIB_DIR := $(CUDA_HOME)/lib64
