@@ -1,0 +1,103 @@
+"""The diagnosis: each made-up mismatch is flagged with an explanation and a fix; a healthy machine is all ok."""
+
+import pytest
+
+from envcheck import Facts, diagnose
+from envcheck.diagnose import report
+
+H100 = ("NVIDIA H100 80GB HBM3", (9, 0))
+
+
+def healthy(**changes) -> Facts:
+    facts = Facts(
+        torch_version="2.11.0+cu130", torch_cuda="13.0", cudnn=91300, driver_version="580.95.05",
+        driver_cuda="13.0", gpus=[H100], torch_arches=["sm_80", "sm_90", "sm_100"], nvcc_version="13.0",
+        nvcc_path="/usr/local/cuda/bin/nvcc", cuda_home="/usr/local/cuda", arch_list_env=None,
+    )
+    for key, value in changes.items():
+        setattr(facts, key, value)
+    return facts
+
+
+def levels(facts, topic):
+    return [f.level for f in diagnose(facts) if f.topic == topic]
+
+
+def test_healthy_machine_has_no_problems(monkeypatch):
+    monkeypatch.setattr("os.path.exists", lambda path: True)
+    findings = diagnose(healthy())
+    assert [f for f in findings if f.level in ("warning", "error")] == []
+
+
+def test_driver_too_old_for_torch():
+    findings = [f for f in diagnose(healthy(driver_cuda="12.4", driver_version="550.54.14")) if f.level == "error"]
+    assert any("torch was built with CUDA 13.0" in f.message and "Update the NVIDIA driver" in f.fix for f in findings)
+
+
+def test_driver_too_old_for_nvcc_is_a_warning():
+    findings = diagnose(healthy(driver_cuda="12.8", torch_cuda="12.8", nvcc_version="13.0"))
+    assert "warning" in [f.level for f in findings if f.topic == "driver"]
+
+
+def test_nvcc_major_mismatch_is_an_error():
+    findings = diagnose(healthy(nvcc_version="12.8"))
+    [error] = [f for f in findings if f.topic == "nvcc"]
+    assert error.level == "error" and "mismatches the version" in error.message
+
+
+def test_nvcc_minor_difference_is_only_information():
+    assert levels(healthy(nvcc_version="13.1", driver_cuda="13.1"), "nvcc") == ["info"]
+
+
+def test_missing_nvcc_says_what_to_install():
+    [finding] = [f for f in diagnose(healthy(nvcc_version=None, nvcc_path=None)) if f.topic == "nvcc"]
+    assert finding.level == "warning" and "CUDA toolkit" in finding.fix
+
+
+def test_cpu_only_torch():
+    assert "error" in levels(healthy(torch_cuda=None, gpus=[], torch_arches=[]), "torch")
+
+
+def test_no_driver_is_information_not_failure():
+    findings = diagnose(healthy(driver_cuda=None, driver_version=None, gpus=[], torch_arches=[]))
+    assert levels(healthy(driver_cuda=None, driver_version=None, gpus=[], torch_arches=[]), "driver") == ["info"]
+    assert not [f for f in findings if f.level == "error"]
+
+
+def test_gpu_without_kernel_image():
+    findings = diagnose(healthy(gpus=[("NVIDIA B200", (10, 0))], torch_arches=["sm_80", "sm_90"]))
+    assert any("no kernel image is available" in f.message for f in findings if f.level == "error")
+
+
+def test_arch_list_missing_the_gpu():
+    assert "warning" in levels(healthy(arch_list_env="8.0;8.6"), "TORCH_CUDA_ARCH_LIST")
+    assert "warning" not in levels(healthy(arch_list_env="8.0 9.0+PTX"), "TORCH_CUDA_ARCH_LIST")
+
+
+def test_cuda_home_without_nvcc(tmp_path):
+    assert levels(healthy(cuda_home=str(tmp_path)), "CUDA_HOME") == ["error"]
+
+
+def test_cuda_home_unset_warns_about_wrappers():
+    [finding] = [f for f in diagnose(healthy(cuda_home=None)) if f.topic == "CUDA_HOME"]
+    assert "cannot find -lcudart" in finding.message
+
+
+def test_report_lists_every_fact_and_finding():
+    facts = healthy(driver_cuda="12.4")
+    text = report(facts, diagnose(facts))
+    for expected in ("torch.version.cuda", "13.0", "NVIDIA H100", "[FAIL] driver", "fix:"):
+        assert expected in text
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_strict_mode_exits_1_on_errors(strict, monkeypatch, capsys):
+    import contextlib
+    import runpy
+    import sys
+
+    monkeypatch.setattr(sys.modules["envcheck.diagnose"], "gather_facts", lambda: healthy(torch_cuda=None))
+    monkeypatch.setattr(sys, "argv", ["envcheck", "--strict"] if strict else ["envcheck"])
+    with pytest.raises(SystemExit, match="1") if strict else contextlib.nullcontext():
+        runpy.run_module("envcheck", run_name="__main__")
+    assert "[FAIL] torch" in capsys.readouterr().out

@@ -1,0 +1,54 @@
+"""Nothing generated is tracked by git, and the top-level Makefile helps a lost user."""
+
+import re
+import subprocess
+
+import pytest
+
+from course_layout import ROOT
+
+GENERATED = re.compile(r"(^|/)(build|\.venv|__pycache__|\.pytest_cache|\.ipynb_checkpoints|[^/]*\.egg-info)(/|$)"
+                       r"|\.(so|o|a|pyc|ptx|cubin|fatbin)$")
+
+
+def tracked_files():
+    result = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
+    if result.returncode != 0:
+        pytest.skip("not a git checkout")
+    return result.stdout.split()
+
+
+def test_no_generated_files_are_tracked():
+    offenders = [f for f in tracked_files() if GENERATED.search(f)]
+    assert offenders == [], f"generated files tracked by git: {offenders}"
+
+
+def test_no_large_files_are_tracked():
+    large = [f for f in tracked_files() if (ROOT / f).exists() and (ROOT / f).stat().st_size > 1_000_000]
+    assert large == [], f"files over 1 MB tracked by git: {large}"
+
+
+def make(*args):
+    return subprocess.run(["make", "--no-print-directory", "-C", str(ROOT), *args], capture_output=True, text=True)
+
+
+def test_help_lists_every_target():
+    out = make("help").stdout
+    for target in ("run", "test-all", "grade", "gpu-check", "lint", "clean"):
+        assert f"make {target}" in out
+
+
+def test_unknown_target_gets_a_helpful_message():
+    result = make("tset-all")
+    assert result.returncode != 0 and "no target 'tset-all'" in result.stdout and "make help" in result.stdout
+
+
+def test_unknown_chapter_gets_a_helpful_message():
+    result = make("run", "CHAPTER=42")
+    assert result.returncode != 0 and "No chapter matches CHAPTER=42" in result.stderr
+    assert "00_environment" in result.stderr
+
+
+def test_gpu_check_needs_a_log_dir():
+    result = make("gpu-check")
+    assert result.returncode != 0 and "LOG_DIR" in result.stdout
