@@ -19,6 +19,7 @@
 #include <cuda.h>
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define COURSE_DRIVER_FUNCTIONS(X)                                                                                  \
@@ -68,14 +69,17 @@ static course_driver_table driver;
 #define COURSE_DRIVER_XSTR(x) COURSE_DRIVER_XSTR_(x)
 
 /* Returns 0 once every function is found; otherwise writes the reason into `why` and returns -1. */
+/* COURSE_LIBCUDA names another file to load, so tests can show the no-driver path on a machine that has one. */
 static inline int course_driver_load(char *why, size_t why_size) {
     if (driver.library != NULL) return 0;
-    void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    const char *path = getenv("COURSE_LIBCUDA");
+    if (path == NULL || path[0] == '\0') path = "libcuda.so.1";
+    void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (library == NULL) {
         snprintf(why, why_size,
-                 "no NVIDIA driver: libcuda.so.1 could not be loaded (%s). The driver API needs an installed NVIDIA "
-                 "driver; the toolkit alone does not provide libcuda.",
-                 dlerror());
+                 "no NVIDIA driver: %s could not be loaded (%s). The driver API needs an installed NVIDIA driver; "
+                 "the toolkit alone does not provide libcuda.",
+                 path, dlerror());
         return -1;
     }
 #define COURSE_DRIVER_LOOKUP(fn)                                                                                    \
