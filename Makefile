@@ -75,7 +75,8 @@ gpu-check: python
 	    JUNIT_XML=$(abspath $(LOG_DIR))/$$c.xml || status=1; \
 	  cat $(LOG_DIR)/$$c/summary.txt >> $(LOG_DIR)/summary.txt 2>/dev/null; \
 	done; \
-	$(PYTHON) -m pytest tests -q --junitxml=$(abspath $(LOG_DIR))/course.xml > $(LOG_DIR)/course-tests.log 2>&1 \
+	$(PYTHON) -m pytest tests -q $(if $(CHAPTER),-k "$(CHAPTER)") --junitxml=$(abspath $(LOG_DIR))/course.xml \
+	  > $(LOG_DIR)/course-tests.log 2>&1 \
 	  && echo "[course] tests     ok" >> $(LOG_DIR)/summary.txt \
 	  || { echo "[course] tests     FAILED (course-tests.log)" >> $(LOG_DIR)/summary.txt; status=1; }; \
 	echo; echo "==================== gpu-check summary ($$(( $$(date +%s) - start )) s) ===================="; \
