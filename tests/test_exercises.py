@@ -6,7 +6,6 @@ import subprocess
 import xml.etree.ElementTree as ET
 
 import pytest
-
 from course_layout import CHAPTERS, ids
 
 WITH_EXERCISES = [c for c in CHAPTERS if any(p.is_file() for p in (c / "exercises").glob("*"))]
@@ -19,7 +18,10 @@ def test_exercise_stubs_fail(chapter, tmp_path):
     env.pop("MAKEFLAGS", None)
     result = subprocess.run(
         ["make", "--no-print-directory", "-C", str(chapter), "test", f"JUNIT_XML={junit}", "PYTEST_ARGS=-x -q"],
-        capture_output=True, text=True, env=env, timeout=1800,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=1800,
     )
     assert result.returncode != 0, f"{chapter.name}: the unmodified exercise stubs pass their tests"
     assert junit.exists(), f"{chapter.name}: the exercise build failed before any test ran:\n{result.stdout[-3000:]}"

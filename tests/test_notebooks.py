@@ -10,11 +10,14 @@ import subprocess
 import sys
 
 import pytest
-
 from course_layout import NOTEBOOKS, ROOT, ids
 
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "common"), os.environ.get("PYTHONPATH", "")]),
-       "MPLBACKEND": "Agg", "PYTHON": sys.executable}
+ENV = {
+    **os.environ,
+    "PYTHONPATH": os.pathsep.join([str(ROOT / "common"), os.environ.get("PYTHONPATH", "")]),
+    "MPLBACKEND": "Agg",
+    "PYTHON": sys.executable,
+}
 
 
 def has_jupyter() -> bool:
@@ -48,11 +51,15 @@ def test_notebook_runs(notebook, monkeypatch):
         for key, value in ENV.items():
             monkeypatch.setenv(key, value)
         nb = nbformat.read(notebook, as_version=4)
-        nbclient.NotebookClient(nb, timeout=900, kernel_name="python3",
-                                resources={"metadata": {"path": str(notebook.parent)}}).execute()
+        nbclient.NotebookClient(
+            nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(notebook.parent)}}
+        ).execute()
     else:
         cells = json.loads(notebook.read_text())["cells"]
         code = "\n\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-        result = subprocess.run([sys.executable, "-c", code], cwd=notebook.parent, env=ENV, capture_output=True,
-                                text=True, timeout=900)
-        assert result.returncode == 0, f"{notebook.name} failed as a script:\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}"
+        result = subprocess.run(
+            [sys.executable, "-c", code], cwd=notebook.parent, env=ENV, capture_output=True, text=True, timeout=900
+        )
+        assert result.returncode == 0, (
+            f"{notebook.name} failed as a script:\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}"
+        )

@@ -4,11 +4,12 @@ import re
 import subprocess
 
 import pytest
-
 from course_layout import ROOT
 
-GENERATED = re.compile(r"(^|/)(build|\.venv|__pycache__|\.pytest_cache|\.ipynb_checkpoints|[^/]*\.egg-info)(/|$)"
-                       r"|\.(so|o|a|pyc|ptx|cubin|fatbin)$")
+GENERATED = re.compile(
+    r"(^|/)(build|\.venv|__pycache__|\.pytest_cache|\.ipynb_checkpoints|[^/]*\.egg-info)(/|$)"
+    r"|\.(so|o|a|pyc|ptx|cubin|fatbin)$"
+)
 
 
 def tracked_files():

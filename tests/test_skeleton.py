@@ -1,7 +1,6 @@
 """Every chapter has the same skeleton (shared/COURSE.md, "One chapter")."""
 
 import pytest
-
 from course_layout import CHAPTERS, ROOT, ids, package_of
 
 
@@ -36,7 +35,9 @@ def test_kernel_and_c_files_use_the_shared_check_header(chapter):
     """Every C/CUDA source that calls a CUDA API checks it with common/include/course_check.h."""
     for path in [*chapter.glob("src/*.c"), *chapter.glob("src/*.cu"), *chapter.glob("src/*.cpp")]:
         text = path.read_text()
-        calls_api = any(token in text for token in ("cudaMalloc", "cudaMemcpy", "cudaGetLastError", "driver.cu",
-                                                    "nvrtcCreateProgram", "<<<"))
+        calls_api = any(
+            token in text
+            for token in ("cudaMalloc", "cudaMemcpy", "cudaGetLastError", "driver.cu", "nvrtcCreateProgram", "<<<")
+        )
         if calls_api:
             assert "course_check.h" in text or "course_torch.h" in text, f"{path} calls CUDA unchecked"

@@ -1,8 +1,8 @@
 """Benchmark tables: printed row by row as they are measured, then saved as CSV and Markdown.
 
-    table = Table("add2, fp32", ["n", "kernel", "time_us", "GB/s", "vs torch"])
-    table.add(n=1024, kernel="seed", time_us=3.1, **{"GB/s": 4.0, "vs torch": 1.2})
-    table.save(out_dir / "add2")       # add2.csv and add2.md
+table = Table("add2, fp32", ["n", "kernel", "time_us", "GB/s", "vs torch"])
+table.add(n=1024, kernel="seed", time_us=3.1, **{"GB/s": 4.0, "vs torch": 1.2})
+table.save(out_dir / "add2")       # add2.csv and add2.md
 """
 
 from __future__ import annotations

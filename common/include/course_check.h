@@ -32,15 +32,15 @@ static inline cudaError_t course_cuda_report(cudaError_t err, const char *call, 
     return err;
 }
 #define CUDA_TRY(call) course_cuda_report((call), #call, __FILE__, __LINE__)
-#define CUDA_CHECK(call)                                                                                            \
-    do {                                                                                                            \
-        if (CUDA_TRY(call) != cudaSuccess) exit(EXIT_FAILURE);                                                      \
+#define CUDA_CHECK(call)                                       \
+    do {                                                       \
+        if (CUDA_TRY(call) != cudaSuccess) exit(EXIT_FAILURE); \
     } while (0)
 /* For launchers called from a PyTorch binding: hand the error back instead of exiting. */
-#define CUDA_RETURN_IF_ERROR(call)                                                                                  \
-    do {                                                                                                            \
-        cudaError_t course_err_ = (call);                                                                           \
-        if (course_err_ != cudaSuccess) return course_err_;                                                         \
+#define CUDA_RETURN_IF_ERROR(call)                          \
+    do {                                                    \
+        cudaError_t course_err_ = (call);                   \
+        if (course_err_ != cudaSuccess) return course_err_; \
     } while (0)
 #endif
 
@@ -62,9 +62,9 @@ static inline CUresult course_cu_report(CUresult res, const char *call, const ch
     return res;
 }
 #define CU_TRY(call) course_cu_report((call), #call, __FILE__, __LINE__)
-#define CU_CHECK(call)                                                                                              \
-    do {                                                                                                            \
-        if (CU_TRY(call) != CUDA_SUCCESS) exit(EXIT_FAILURE);                                                       \
+#define CU_CHECK(call)                                        \
+    do {                                                      \
+        if (CU_TRY(call) != CUDA_SUCCESS) exit(EXIT_FAILURE); \
     } while (0)
 #endif
 
@@ -86,9 +86,9 @@ static inline nvrtcResult course_nvrtc_report(nvrtcResult res, nvrtcProgram prog
     return res;
 }
 #define NVRTC_TRY_PROGRAM(prog, call) course_nvrtc_report((call), (prog), #call, __FILE__, __LINE__)
-#define NVRTC_CHECK_PROGRAM(prog, call)                                                                             \
-    do {                                                                                                            \
-        if (NVRTC_TRY_PROGRAM(prog, call) != NVRTC_SUCCESS) exit(EXIT_FAILURE);                                     \
+#define NVRTC_CHECK_PROGRAM(prog, call)                                         \
+    do {                                                                        \
+        if (NVRTC_TRY_PROGRAM(prog, call) != NVRTC_SUCCESS) exit(EXIT_FAILURE); \
     } while (0)
 #define NVRTC_CHECK(call) NVRTC_CHECK_PROGRAM(NULL, call)
 #endif

@@ -16,11 +16,11 @@
 #define COURSE_STRINGIFY_(x) #x
 #define COURSE_STRINGIFY(x) COURSE_STRINGIFY_(x)
 
-#define COURSE_PYTHON_MODULE()                                                                                      \
-    extern "C" PyObject *COURSE_CAT(PyInit_, TORCH_EXTENSION_NAME)(void) {                                          \
-        static PyModuleDef module = {PyModuleDef_HEAD_INIT, COURSE_STRINGIFY(TORCH_EXTENSION_NAME),                 \
-                                     "Loads this chapter's ops into torch.ops.", -1, nullptr};                      \
-        return PyModule_Create(&module);                                                                            \
+#define COURSE_PYTHON_MODULE()                                                                      \
+    extern "C" PyObject *COURSE_CAT(PyInit_, TORCH_EXTENSION_NAME)(void) {                          \
+        static PyModuleDef module = {PyModuleDef_HEAD_INIT, COURSE_STRINGIFY(TORCH_EXTENSION_NAME), \
+                                     "Loads this chapter's ops into torch.ops.", -1, nullptr};      \
+        return PyModule_Create(&module);                                                            \
     }
 
 #define COURSE_CHECK_LAUNCH(err) \

@@ -22,38 +22,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define COURSE_DRIVER_FUNCTIONS(X)                                                                                  \
-    X(cuInit)                                                                                                       \
-    X(cuDriverGetVersion)                                                                                           \
-    X(cuGetErrorName)                                                                                               \
-    X(cuGetErrorString)                                                                                             \
-    X(cuDeviceGetCount)                                                                                             \
-    X(cuDeviceGet)                                                                                                  \
-    X(cuDeviceGetName)                                                                                              \
-    X(cuDeviceGetAttribute)                                                                                         \
-    X(cuDeviceTotalMem)                                                                                             \
-    X(cuDevicePrimaryCtxRetain)                                                                                     \
-    X(cuDevicePrimaryCtxRelease)                                                                                    \
-    X(cuCtxCreate)                                                                                                  \
-    X(cuCtxDestroy)                                                                                                 \
-    X(cuCtxSetCurrent)                                                                                              \
-    X(cuCtxGetCurrent)                                                                                              \
-    X(cuCtxPushCurrent)                                                                                             \
-    X(cuCtxPopCurrent)                                                                                              \
-    X(cuCtxSynchronize)                                                                                             \
-    X(cuModuleLoadData)                                                                                             \
-    X(cuModuleUnload)                                                                                               \
-    X(cuModuleGetFunction)                                                                                          \
-    X(cuFuncGetAttribute)                                                                                           \
-    X(cuMemAlloc)                                                                                                   \
-    X(cuMemFree)                                                                                                    \
-    X(cuMemcpyHtoD)                                                                                                 \
-    X(cuMemcpyDtoH)                                                                                                 \
-    X(cuMemcpyHtoDAsync)                                                                                            \
-    X(cuMemcpyDtoHAsync)                                                                                            \
-    X(cuStreamCreate)                                                                                               \
-    X(cuStreamDestroy)                                                                                              \
-    X(cuStreamSynchronize)                                                                                          \
+#define COURSE_DRIVER_FUNCTIONS(X) \
+    X(cuInit)                      \
+    X(cuDriverGetVersion)          \
+    X(cuGetErrorName)              \
+    X(cuGetErrorString)            \
+    X(cuDeviceGetCount)            \
+    X(cuDeviceGet)                 \
+    X(cuDeviceGetName)             \
+    X(cuDeviceGetAttribute)        \
+    X(cuDeviceTotalMem)            \
+    X(cuDevicePrimaryCtxRetain)    \
+    X(cuDevicePrimaryCtxRelease)   \
+    X(cuCtxCreate)                 \
+    X(cuCtxDestroy)                \
+    X(cuCtxSetCurrent)             \
+    X(cuCtxGetCurrent)             \
+    X(cuCtxPushCurrent)            \
+    X(cuCtxPopCurrent)             \
+    X(cuCtxSynchronize)            \
+    X(cuModuleLoadData)            \
+    X(cuModuleUnload)              \
+    X(cuModuleGetFunction)         \
+    X(cuFuncGetAttribute)          \
+    X(cuMemAlloc)                  \
+    X(cuMemFree)                   \
+    X(cuMemcpyHtoD)                \
+    X(cuMemcpyDtoH)                \
+    X(cuMemcpyHtoDAsync)           \
+    X(cuMemcpyDtoHAsync)           \
+    X(cuStreamCreate)              \
+    X(cuStreamDestroy)             \
+    X(cuStreamSynchronize)         \
     X(cuLaunchKernel)
 
 #define COURSE_DRIVER_FIELD(fn) __typeof__(&fn) fn;
@@ -82,13 +82,13 @@ static inline int course_driver_load(char *why, size_t why_size) {
                  path, dlerror());
         return -1;
     }
-#define COURSE_DRIVER_LOOKUP(fn)                                                                                    \
-    *(void **)(&driver.fn) = dlsym(library, COURSE_DRIVER_XSTR(fn));                                                \
-    if (driver.fn == NULL) {                                                                                        \
-        snprintf(why, why_size, "the NVIDIA driver is too old: libcuda.so.1 has no %s", COURSE_DRIVER_XSTR(fn));    \
-        dlclose(library);                                                                                           \
-        memset(&driver, 0, sizeof driver);                                                                          \
-        return -1;                                                                                                  \
+#define COURSE_DRIVER_LOOKUP(fn)                                                                                 \
+    *(void **)(&driver.fn) = dlsym(library, COURSE_DRIVER_XSTR(fn));                                             \
+    if (driver.fn == NULL) {                                                                                     \
+        snprintf(why, why_size, "the NVIDIA driver is too old: libcuda.so.1 has no %s", COURSE_DRIVER_XSTR(fn)); \
+        dlclose(library);                                                                                        \
+        memset(&driver, 0, sizeof driver);                                                                       \
+        return -1;                                                                                               \
     }
     COURSE_DRIVER_FUNCTIONS(COURSE_DRIVER_LOOKUP)
 #undef COURSE_DRIVER_LOOKUP

@@ -66,9 +66,9 @@ def gather_facts() -> Facts:
         facts.cudnn = torch.backends.cudnn.version()
     facts.driver_cuda = _driver_cuda_version()
     if shutil.which("nvidia-smi"):
-        facts.driver_version = _run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]).split(
-            "\n"
-        )[0].strip() or None
+        facts.driver_version = (
+            _run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]).split("\n")[0].strip() or None
+        )
     if torch.cuda.is_available():
         facts.gpus = [
             (torch.cuda.get_device_name(i), torch.cuda.get_device_capability(i))
@@ -98,69 +98,115 @@ def diagnose(f: Facts) -> list[Finding]:
     driver_cuda = Version.parse(f.driver_cuda) if f.driver_cuda else None
 
     if torch_cuda is None:
-        add("error", "torch", f"torch {f.torch_version} is a CPU-only build: it cannot use a GPU at all.",
-            "Install a CUDA build of torch (see pytorch.org's install selector) that your driver supports.")
+        add(
+            "error",
+            "torch",
+            f"torch {f.torch_version} is a CPU-only build: it cannot use a GPU at all.",
+            "Install a CUDA build of torch (see pytorch.org's install selector) that your driver supports.",
+        )
     else:
         add("ok", "torch", f"torch {f.torch_version} was built with CUDA {torch_cuda}.")
 
     if driver_cuda is None:
-        add("info", "driver", "No NVIDIA driver found (libcuda.so.1 is missing): no GPU work can run here. "
+        add(
+            "info",
+            "driver",
+            "No NVIDIA driver found (libcuda.so.1 is missing): no GPU work can run here. "
             "CUDA code still compiles, and GPU tests are skipped.",
-            "On a GPU machine, install the NVIDIA driver; `nvidia-smi` should then list the GPU.")
+            "On a GPU machine, install the NVIDIA driver; `nvidia-smi` should then list the GPU.",
+        )
     else:
         add("ok", "driver", f"Driver {f.driver_version or '?'} supports CUDA up to {driver_cuda}.")
         if torch_cuda is not None and not driver_can_run_toolkit(driver_cuda, torch_cuda):
-            add("error", "driver", f"The driver supports CUDA up to {driver_cuda}, but torch was built with CUDA "
+            add(
+                "error",
+                "driver",
+                f"The driver supports CUDA up to {driver_cuda}, but torch was built with CUDA "
                 f"{torch_cuda}: torch.cuda.is_available() will be False ('driver too old').",
                 f"Update the NVIDIA driver to one that supports CUDA {torch_cuda}, or install a torch built for "
-                f"CUDA {driver_cuda} or older.")
+                f"CUDA {driver_cuda} or older.",
+            )
         if nvcc is not None and not driver_can_run_toolkit(driver_cuda, nvcc):
-            add("warning", "driver", f"nvcc is CUDA {nvcc} but the driver supports only up to {driver_cuda}: "
+            add(
+                "warning",
+                "driver",
+                f"nvcc is CUDA {nvcc} but the driver supports only up to {driver_cuda}: "
                 "programs you build with it will fail with 'the provided PTX was compiled with an unsupported "
                 "toolchain' or 'CUDA driver version is insufficient'.",
-                f"Update the driver, or use a CUDA {driver_cuda.major}.x toolkit.")
+                f"Update the driver, or use a CUDA {driver_cuda.major}.x toolkit.",
+            )
 
     if nvcc is None:
-        add("warning", "nvcc", "nvcc (the CUDA compiler) was not found: CUDA extensions cannot be built.",
-            "Install the CUDA toolkit matching torch's CUDA major version and set CUDA_HOME (e.g. /usr/local/cuda).")
+        add(
+            "warning",
+            "nvcc",
+            "nvcc (the CUDA compiler) was not found: CUDA extensions cannot be built.",
+            "Install the CUDA toolkit matching torch's CUDA major version and set CUDA_HOME (e.g. /usr/local/cuda).",
+        )
     elif torch_cuda is not None:
         if not extension_build_compatible(torch_cuda, nvcc):
-            add("error", "nvcc", f"nvcc is CUDA {nvcc} but torch was built with CUDA {torch_cuda}: building an "
+            add(
+                "error",
+                "nvcc",
+                f"nvcc is CUDA {nvcc} but torch was built with CUDA {torch_cuda}: building an "
                 "extension fails with 'The detected CUDA version mismatches the version that was used to compile "
                 "PyTorch'.",
                 f"Use a CUDA {torch_cuda.major}.x toolkit (point CUDA_HOME at it), or a torch built for CUDA "
-                f"{nvcc.major}.x.")
+                f"{nvcc.major}.x.",
+            )
         elif nvcc != torch_cuda:
-            add("info", "nvcc", f"nvcc {nvcc} and torch's CUDA {torch_cuda} differ only in the minor version: "
-                "extensions build (torch prints a warning) and run.")
+            add(
+                "info",
+                "nvcc",
+                f"nvcc {nvcc} and torch's CUDA {torch_cuda} differ only in the minor version: "
+                "extensions build (torch prints a warning) and run.",
+            )
         else:
             add("ok", "nvcc", f"nvcc {nvcc} matches torch's CUDA {torch_cuda}.")
 
     if f.cuda_home is None:
         if nvcc is not None:
-            add("warning", "CUDA_HOME", f"CUDA_HOME is not set; torch will guess the toolkit from {f.nvcc_path}. "
+            add(
+                "warning",
+                "CUDA_HOME",
+                f"CUDA_HOME is not set; torch will guess the toolkit from {f.nvcc_path}. "
                 "If that nvcc is a wrapper script (e.g. /usr/local/bin/nvcc), linking fails with "
-                "'cannot find -lcudart'.", "export CUDA_HOME=/usr/local/cuda (the folder holding bin/nvcc).")
+                "'cannot find -lcudart'.",
+                "export CUDA_HOME=/usr/local/cuda (the folder holding bin/nvcc).",
+            )
     elif not os.path.exists(os.path.join(f.cuda_home, "bin", "nvcc")):
-        add("error", "CUDA_HOME", f"CUDA_HOME={f.cuda_home} holds no bin/nvcc.",
-            "Point CUDA_HOME at the toolkit's root, the folder that contains bin/nvcc and include/cuda.h.")
+        add(
+            "error",
+            "CUDA_HOME",
+            f"CUDA_HOME={f.cuda_home} holds no bin/nvcc.",
+            "Point CUDA_HOME at the toolkit's root, the folder that contains bin/nvcc and include/cuda.h.",
+        )
 
     for name, capability in f.gpus:
         arch = _arch_of(capability)
         if f.torch_arches:
             compute = f"compute_{capability[0]}{capability[1]}"
             if arch not in f.torch_arches and compute not in f.torch_arches:
-                add("error", "GPU", f"{name} is {arch}, but this torch holds kernels only for "
+                add(
+                    "error",
+                    "GPU",
+                    f"{name} is {arch}, but this torch holds kernels only for "
                     f"{', '.join(f.torch_arches)}: ops fail with 'no kernel image is available for execution on "
-                    "the device'.", "Install a torch build that supports this GPU generation.")
+                    "the device'.",
+                    "Install a torch build that supports this GPU generation.",
+                )
             else:
                 add("ok", "GPU", f"{name} ({arch}) is supported by this torch build.")
         if f.arch_list_env:
             wanted = {a.strip().replace("+PTX", "") for a in re.split(r"[ ;]", f.arch_list_env) if a.strip()}
             if f"{capability[0]}.{capability[1]}" not in wanted:
-                add("warning", "TORCH_CUDA_ARCH_LIST", f"TORCH_CUDA_ARCH_LIST={f.arch_list_env} leaves out this "
+                add(
+                    "warning",
+                    "TORCH_CUDA_ARCH_LIST",
+                    f"TORCH_CUDA_ARCH_LIST={f.arch_list_env} leaves out this "
                     f"GPU's {capability[0]}.{capability[1]}: extensions you build will not run on it.",
-                    f"Add {capability[0]}.{capability[1]}, or unset it to build for the visible GPU.")
+                    f"Add {capability[0]}.{capability[1]}, or unset it to build for the visible GPU.",
+                )
 
     if f.cudnn is not None:
         major, minor = f.cudnn // 10000, (f.cudnn // 100) % 100

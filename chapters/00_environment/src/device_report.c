@@ -37,10 +37,10 @@ int main(void) {
     CU_CHECK(driver.cuDriverGetVersion(&driver_version));
     print_version("CUDA driver API (installed driver):", driver_version);
     if (driver_version < runtime_version) {
-        printf("MISMATCH: the driver supports CUDA up to %d.%d but this program's runtime is %d.%d: update the "
-               "driver.\n",
-               driver_version / 1000, (driver_version % 1000) / 10, runtime_version / 1000,
-               (runtime_version % 1000) / 10);
+        printf(
+            "MISMATCH: the driver supports CUDA up to %d.%d but this program's runtime is %d.%d: update the "
+            "driver.\n",
+            driver_version / 1000, (driver_version % 1000) / 10, runtime_version / 1000, (runtime_version % 1000) / 10);
     }
 
     int count = 0;

@@ -1,7 +1,6 @@
 """The diagnosis: each made-up mismatch is flagged with an explanation and a fix; a healthy machine is all ok."""
 
 import pytest
-
 from envcheck import Facts, diagnose
 from envcheck.diagnose import report
 
@@ -10,9 +9,17 @@ H100 = ("NVIDIA H100 80GB HBM3", (9, 0))
 
 def healthy(**changes) -> Facts:
     facts = Facts(
-        torch_version="2.11.0+cu130", torch_cuda="13.0", cudnn=91300, driver_version="580.95.05",
-        driver_cuda="13.0", gpus=[H100], torch_arches=["sm_80", "sm_90", "sm_100"], nvcc_version="13.0",
-        nvcc_path="/usr/local/cuda/bin/nvcc", cuda_home="/usr/local/cuda", arch_list_env=None,
+        torch_version="2.11.0+cu130",
+        torch_cuda="13.0",
+        cudnn=91300,
+        driver_version="580.95.05",
+        driver_cuda="13.0",
+        gpus=[H100],
+        torch_arches=["sm_80", "sm_90", "sm_100"],
+        nvcc_version="13.0",
+        nvcc_path="/usr/local/cuda/bin/nvcc",
+        cuda_home="/usr/local/cuda",
+        arch_list_env=None,
     )
     for key, value in changes.items():
         setattr(facts, key, value)
