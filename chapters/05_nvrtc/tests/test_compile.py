@@ -1,0 +1,53 @@
+"""NVRTC from Python: runs without a GPU, so all of this is tested everywhere."""
+
+import pytest
+
+import nvrtc_relu
+from nvrtc_relu import compiler
+
+
+def test_ptx_contains_the_kernels():
+    ptx = nvrtc_relu.compile_ptx(arch="compute_90")
+    assert ptx.startswith("//") and ".target sm_90" in ptx
+    assert nvrtc_relu.ptx_entries(ptx) == ["vector_add", "relu_forward", "relu_backward"]
+
+
+def test_cubin_for_a_real_architecture():
+    ptx, cubin, _ = compiler.compile_source(compiler.kernels_source(), "sm_90")
+    assert cubin is not None and cubin[:4] == b"\x7fELF"
+    assert b".entry relu_forward" in ptx
+    _, no_cubin, _ = compiler.compile_source(compiler.kernels_source(), "compute_90")
+    assert no_cubin is None  # a virtual architecture has no machine code
+
+
+def test_compile_error_carries_nvrtc_log():
+    source = 'extern "C" __global__ void k(float *y) {\n    y[0] = 1.0f\n}\n'
+    with pytest.raises(nvrtc_relu.CompileError) as info:
+        nvrtc_relu.compile_ptx(source, name="bad.cu")
+    assert 'bad.cu(3): error: expected a ";"' in str(info.value)
+    assert "error" in info.value.log
+
+
+def test_unknown_option_is_an_error():
+    with pytest.raises((nvrtc_relu.CompileError, RuntimeError)):
+        nvrtc_relu.compile_ptx(options=("--no-such-option",))
+
+
+def test_compiles_are_cached():
+    compiler.compile_source.cache_clear()
+    compiler.compile_ptx(arch="compute_90")
+    compiler.compile_ptx(arch="compute_90")
+    info = compiler.compile_source.cache_info()
+    assert info.misses == 1 and info.hits == 1
+    compiler.compile_ptx(arch="compute_80")  # another option set is another entry
+    assert compiler.compile_source.cache_info().misses == 2
+
+
+def test_no_driver_is_a_clean_reason():
+    import torch
+
+    reason = nvrtc_relu.driver_skip_reason()
+    if torch.cuda.is_available():
+        assert reason == ""
+    else:
+        assert reason.startswith(("no NVIDIA driver", "the NVIDIA driver sees no GPU"))

@@ -1,0 +1,173 @@
+"""ReLU through NVRTC-compiled kernels on torch tensors. Input checks run without a GPU; launches are gpu-marked."""
+
+import pytest
+import torch
+
+import nvrtc_relu
+
+SIZES = [0, 1, 3, 4, 5, 255, 257, 1023, 4097, 1_000_003]
+
+
+def _input(n, device="cuda", seed=0):
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    x = torch.randn(n, generator=g)
+    if n > 8:  # exact zeros, NaN and infinities are the edge cases of ReLU and its gradient
+        x[:4] = torch.tensor([0.0, -0.0, float("inf"), float("-inf")])
+        x[5] = float("nan")
+    return x.to(device)
+
+
+# ---- bad inputs: clear errors before anything touches the GPU ----------------------------------------------
+def test_rejects_wrong_dtype():
+    with pytest.raises(TypeError, match="x has dtype float64, but only float32"):
+        nvrtc_relu.relu(torch.zeros(3, dtype=torch.float64))
+
+
+def test_rejects_cpu_tensor():
+    with pytest.raises(ValueError, match="x must be on cuda, but it is on cpu"):
+        nvrtc_relu.relu(torch.zeros(3))
+
+
+def test_rejects_non_contiguous():
+    with pytest.raises(ValueError, match="x must be contiguous"):
+        nvrtc_relu.relu(torch.zeros(4, 4).t())
+
+
+def test_rejects_non_tensor():
+    with pytest.raises(TypeError, match="x must be a torch.Tensor"):
+        nvrtc_relu.relu([1.0, -1.0])
+
+
+def test_backward_rejects_bad_grad():
+    with pytest.raises(TypeError, match="grad_y has dtype int64"):
+        nvrtc_relu.relu_backward(torch.zeros(3, dtype=torch.int64), torch.zeros(3))
+
+
+@pytest.mark.gpu
+def test_rejects_wrong_dtype_on_gpu():
+    with pytest.raises(TypeError, match="float16"):
+        nvrtc_relu.relu(torch.zeros(3, device="cuda", dtype=torch.float16))
+    with pytest.raises(ValueError, match="contiguous"):
+        nvrtc_relu.relu(torch.zeros(4, 4, device="cuda").t())
+    with pytest.raises(ValueError, match="same shape"):
+        nvrtc_relu.relu_backward(torch.zeros(3, device="cuda"), torch.zeros(4, device="cuda"))
+
+
+# ---- correctness against torch --------------------------------------------------------------------------------
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", SIZES)
+def test_forward_matches_torch(n):
+    x = _input(n)
+    torch.testing.assert_close(nvrtc_relu.relu_forward(x), torch.relu(x), equal_nan=True, rtol=0, atol=0)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", SIZES)
+def test_backward_matches_torch(n):
+    x = _input(n).requires_grad_()
+    grad = _input(n, seed=1)
+    y = nvrtc_relu.relu(x)
+    (gx,) = torch.autograd.grad(y, x, grad)
+    x_ref = x.detach().clone().requires_grad_()
+    (gx_ref,) = torch.autograd.grad(torch.relu(x_ref), x_ref, grad)
+    torch.testing.assert_close(y, torch.relu(x_ref), equal_nan=True, rtol=0, atol=0)
+    torch.testing.assert_close(gx, gx_ref, equal_nan=True, rtol=0, atol=0)
+
+
+@pytest.mark.gpu
+def test_shapes_and_misaligned_views():
+    x = _input(7 * 129 * 3).reshape(7, 129, 3)
+    torch.testing.assert_close(nvrtc_relu.relu(x), torch.relu(x), equal_nan=True, rtol=0, atol=0)
+    base = _input(4099)
+    view = base[1:]  # contiguous but 4 bytes past a 16-byte boundary: the kernels' scalar path
+    assert view.data_ptr() % 16 != 0
+    torch.testing.assert_close(nvrtc_relu.relu_forward(view), torch.relu(view), equal_nan=True, rtol=0, atol=0)
+    grad = _input(4098, seed=2)
+    want = torch.where(view > 0, grad, torch.zeros_like(grad))
+    torch.testing.assert_close(nvrtc_relu.relu_backward(grad, view), want, equal_nan=True, rtol=0, atol=0)
+
+
+@pytest.mark.gpu
+def test_vector_add():
+    a, b = _input(100_003), _input(100_003, seed=3)
+    torch.testing.assert_close(nvrtc_relu.vector_add(a, b), a + b, equal_nan=True)
+
+
+@pytest.mark.gpu
+def test_gradcheck():
+    # float32 kernels: finite differences with eps 1e-3 on inputs kept away from ReLU's kink at 0
+    x = torch.randn(257, device="cuda")
+    x = (x + x.sign() * 0.1).requires_grad_()
+    assert torch.autograd.gradcheck(nvrtc_relu.relu, (x,), eps=1e-3, atol=1e-3, rtol=1e-3)
+
+
+@pytest.mark.gpu
+def test_gradient_through_a_graph():
+    x = _input(1000).nan_to_num().requires_grad_()
+    (nvrtc_relu.relu(x * 2.0) ** 2).sum().backward()  # the incoming gradient is non-trivial
+    x_ref = x.detach().clone().requires_grad_()
+    (torch.relu(x_ref * 2.0) ** 2).sum().backward()
+    torch.testing.assert_close(x.grad, x_ref.grad)
+
+
+@pytest.mark.gpu
+def test_launches_on_the_current_stream():
+    """On a non-default stream, synchronizing only that stream must be enough to see the results."""
+    n = 1 << 20
+    x = torch.full((n,), -1.0, device="cuda")
+    src = _input(n).nan_to_num()
+    torch.cuda.synchronize()
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(20_000_000)  # keeps the side stream busy, so out-of-order work would show
+        x.copy_(src)
+        y = nvrtc_relu.relu_forward(x)
+    side.synchronize()
+    torch.testing.assert_close(y, torch.relu(src), rtol=0, atol=0)
+
+
+@pytest.mark.gpu
+@pytest.mark.slow  # the race it shows may be hidden under compute-sanitizer, which serializes work
+def test_pitfall_default_stream_reads_stale_input():
+    n = 1 << 20
+    x = torch.full((n,), -1.0, device="cuda")
+    src = torch.rand(n, device="cuda") + 0.5  # all positive
+    torch.cuda.synchronize()
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(50_000_000)
+        x.copy_(src)
+        y_wrong = nvrtc_relu.pitfall_relu_default_stream(x)  # stream 0: does not wait for `side`
+        y_right = nvrtc_relu.relu_forward(x)
+    torch.cuda.synchronize()
+    torch.testing.assert_close(y_right, src)
+    assert (y_wrong == 0).float().mean() > 0.5, "the pitfall read x after the copy; expected the stale -1s"
+
+
+@pytest.mark.gpu
+def test_modules_cached_per_device_and_source():
+    nvrtc_relu.relu_forward(torch.ones(3, device="cuda"))
+    first = nvrtc_relu.kernels(0)
+    assert nvrtc_relu.kernels(0) is first
+    other = nvrtc_relu.kernels(0, options=("--std=c++17",))
+    assert other is not first
+    x = _input(1001)
+    torch.testing.assert_close(nvrtc_relu.relu_forward(x), torch.relu(x), equal_nan=True, rtol=0, atol=0)
+
+
+@pytest.mark.gpu
+def test_cuda_core_launch_matches():
+    x = _input(10_001)
+    torch.testing.assert_close(nvrtc_relu.relu_forward_core(x), torch.relu(x), equal_nan=True, rtol=0, atol=0)
+
+
+def test_cupy_side_by_side():
+    from nvrtc_relu.cupy_side import cupy_skip_reason, relu_forward_cupy
+
+    reason = cupy_skip_reason()
+    if reason:
+        pytest.skip(reason)
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device visible")
+    x = _input(10_001)
+    torch.testing.assert_close(relu_forward_cupy(x), torch.relu(x), equal_nan=True, rtol=0, atol=0)
