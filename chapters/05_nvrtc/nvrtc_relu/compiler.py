@@ -22,7 +22,9 @@ class CompileError(RuntimeError):
         super().__init__(f"NVRTC could not compile {name} for {arch}:\n{log}")
 
 
+@functools.cache
 def kernels_source() -> str:
+    """kernels.cu's text, read once."""
     return KERNELS_PATH.read_text()
 
 

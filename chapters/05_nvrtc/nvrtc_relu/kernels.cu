@@ -19,9 +19,15 @@ extern "C" __global__ void vector_add(float *__restrict__ c, const float *__rest
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) c[i] = a[i] + b[i];
 }
 
-__device__ __forceinline__ float relu1(float v) { return v <= 0.0f ? 0.0f : v; }  // NaN <= 0 is false: NaN stays
-__device__ __forceinline__ float relu_grad1(float g, float v) { return v > 0.0f ? g : 0.0f; }
-__device__ __forceinline__ bool aligned16(const void *p) { return ((unsigned long long)p & 15ull) == 0; }
+__device__ __forceinline__ float relu1(float v) {
+    return v <= 0.0f ? 0.0f : v;
+}  // NaN <= 0 is false: NaN stays
+__device__ __forceinline__ float relu_grad1(float g, float v) {
+    return v > 0.0f ? g : 0.0f;
+}
+__device__ __forceinline__ bool aligned16(const void *p) {
+    return ((unsigned long long)p & 15ull) == 0;
+}
 
 extern "C" __global__ void relu_forward(float *__restrict__ y, const float *__restrict__ x, long long n) {
     const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -57,7 +63,8 @@ extern "C" __global__ void relu_backward(float *__restrict__ gx, const float *__
         for (long long i = first; i < n4; i += stride) {
             const float4 g = gy4[i];
             const float4 v = x4[i];
-            gx4[i] = make_float4(relu_grad1(g.x, v.x), relu_grad1(g.y, v.y), relu_grad1(g.z, v.z), relu_grad1(g.w, v.w));
+            gx4[i] =
+                make_float4(relu_grad1(g.x, v.x), relu_grad1(g.y, v.y), relu_grad1(g.z, v.z), relu_grad1(g.w, v.w));
         }
         done = n4 * 4;
     }

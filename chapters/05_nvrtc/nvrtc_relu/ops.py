@@ -16,7 +16,6 @@ import threading
 from pathlib import Path
 
 import torch
-
 from course import check_tensor
 
 from . import compiler, driver
@@ -46,6 +45,7 @@ launch = _launch_module()
 # ---- compiled modules, cached per (source, options, device) --------------------------------------------------
 _modules: dict[tuple[str, tuple[str, ...], int], dict[str, object]] = {}
 _modules_lock = threading.Lock()
+_default_modules: dict[int, dict[str, object]] = {}  # kernels.cu with the default options, per device
 
 
 def device_arch(device: int) -> str:
@@ -58,6 +58,11 @@ def kernels(
 ) -> dict[str, object]:
     """name -> Launcher for the kernels of `source` (default: kernels.cu) on `device`: compiled for the device's
     architecture (a CUBIN, sm_XY) and loaded into its primary context the first time, then from the cache."""
+    if source is None and options is compiler.DEFAULT_OPTIONS:
+        found = _default_modules.get(device)  # the hot path: one small dictionary lookup
+        if found is None:
+            found = _default_modules[device] = kernels(device, compiler.kernels_source(), options)
+        return found
     source = compiler.kernels_source() if source is None else source
     key = (source, tuple(options), device)
     found = _modules.get(key)
@@ -77,6 +82,7 @@ def clear_cache() -> None:
     """Forget compiled code and loaded modules (the modules stay loaded in the driver until the process ends)."""
     compiler.compile_source.cache_clear()
     _modules.clear()
+    _default_modules.clear()
 
 
 # ---- input checks ---------------------------------------------------------------------------------------------

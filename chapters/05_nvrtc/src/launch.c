@@ -29,8 +29,8 @@ CUresult launch_elementwise(CUfunction f, CUstream stream, launch_shape shape, v
     if (shape.grid_x == 0) return CUDA_SUCCESS; /* a 0-block grid is an error for the driver: skip it */
     char why[512];
     if (course_driver_load(why, sizeof why) != 0) return CUDA_ERROR_NO_DEVICE;
-    return driver.cuLaunchKernel(f, shape.grid_x, 1, 1,  /* grid: blocks in x, y, z */
-                                 shape.block_x, 1, 1,    /* block: threads in x, y, z */
-                                 0,                      /* dynamic shared memory in bytes */
-                                 stream, args, NULL);    /* stream, kernel parameters, `extra` (unused) */
+    return driver.cuLaunchKernel(f, shape.grid_x, 1, 1, /* grid: blocks in x, y, z */
+                                 shape.block_x, 1, 1,   /* block: threads in x, y, z */
+                                 0,                     /* dynamic shared memory in bytes */
+                                 stream, args, NULL);   /* stream, kernel parameters, `extra` (unused) */
 }

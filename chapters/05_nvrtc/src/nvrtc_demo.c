@@ -150,18 +150,20 @@ static void compile_both(const char *source, const char *out_dir, int major, int
 
 /* ---- the error lessons ------------------------------------------------------------------------------------- */
 
-static const char broken_kernel[] = "extern \"C\" __global__ void broken(float *y, long long n) {\n"
-                                    "    long long i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-                                    "    if (i < n) y[i] = 2.0f * y[i]   // <- missing semicolon\n"
-                                    "}\n";
+static const char broken_kernel[] =
+    "extern \"C\" __global__ void broken(float *y, long long n) {\n"
+    "    long long i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "    if (i < n) y[i] = 2.0f * y[i]   // <- missing semicolon\n"
+    "}\n";
 
 static int demo_syntax_error(void) {
     printf("Compiling a kernel with a syntax error (line 3 lacks its ';'):\n%s\n", broken_kernel);
     blob ptx = {NULL, 0};
     nvrtcResult result = compile(broken_kernel, "broken_kernel.cu", "compute_90", &ptx, NULL);
     if (result == NVRTC_ERROR_COMPILATION) {
-        printf("As expected: nvrtcCompileProgram returned NVRTC_ERROR_COMPILATION and the log above names the file "
-               "and line (broken_kernel.cu(4): the error is seen at the next token).\n");
+        printf(
+            "As expected: nvrtcCompileProgram returned NVRTC_ERROR_COMPILATION and the log above names the file "
+            "and line (broken_kernel.cu(4): the error is seen at the next token).\n");
         return 0;
     }
     free(ptx.data);
@@ -186,7 +188,9 @@ static int demo_not_initialized(void) {
 
 /* ---- the Driver API walk-through ------------------------------------------------------------------------------ */
 
-static float relu_ref(float v) { return v > 0.0f ? v : 0.0f; }
+static float relu_ref(float v) {
+    return v > 0.0f ? v : 0.0f;
+}
 
 static int64_t count_mismatches(const float *got, const float *want, int64_t n, const char *what) {
     int64_t bad = 0;
@@ -229,7 +233,7 @@ static int run_driver_demo(const char *source, const char *out_dir, const char *
      * is private, pushed on this thread's context stack, and must be destroyed. */
     CUcontext own = NULL, current = NULL;
     CUctxCreateParams params;
-    memset(&params, 0, sizeof params); /* no affinity, no CIG: a plain context */
+    memset(&params, 0, sizeof params);                      /* no affinity, no CIG: a plain context */
     CU_CHECK(driver.cuCtxCreate(&own, &params, 0, device)); /* creates it AND pushes it: it is now current */
     CU_CHECK(driver.cuCtxGetCurrent(&current));
     printf("Created context %p (current: %p) — private to this program; popped and destroyed again\n", (void *)own,
@@ -271,8 +275,9 @@ static int run_driver_demo(const char *source, const char *out_dir, const char *
         free(ptx.data);
         free(cubin.data);
         if (res == CUDA_ERROR_INVALID_VALUE) {
-            printf("As expected: the launch was refused (CUDA_ERROR_INVALID_VALUE) and nothing ran. Unchecked, this "
-                   "leaves the output unwritten and the program goes on with garbage.\n");
+            printf(
+                "As expected: the launch was refused (CUDA_ERROR_INVALID_VALUE) and nothing ran. Unchecked, this "
+                "leaves the output unwritten and the program goes on with garbage.\n");
             return 0;
         }
         printf("UNEXPECTED: launch result %d\n", (int)res);

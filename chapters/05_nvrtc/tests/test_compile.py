@@ -1,8 +1,7 @@
 """NVRTC from Python: runs without a GPU, so all of this is tested everywhere."""
 
-import pytest
-
 import nvrtc_relu
+import pytest
 from nvrtc_relu import compiler
 
 

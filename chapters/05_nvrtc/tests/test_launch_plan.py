@@ -5,7 +5,6 @@ import math
 import struct
 
 import pytest
-
 from nvrtc_relu import ops
 
 launch = ops.launch  # nvrtc_relu/launch.py, or exercises/launch.py under EXERCISE=1

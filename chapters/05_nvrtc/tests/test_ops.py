@@ -1,9 +1,8 @@
 """ReLU through NVRTC-compiled kernels on torch tensors. Input checks run without a GPU; launches are gpu-marked."""
 
+import nvrtc_relu
 import pytest
 import torch
-
-import nvrtc_relu
 
 SIZES = [0, 1, 3, 4, 5, 255, 257, 1023, 4097, 1_000_003]
 
