@@ -1,0 +1,56 @@
+/*
+ * norm_diff.h — ‖a − b‖₂ and its gradient: the C interface of this chapter's kernels.
+ *
+ * Everything here is plain C, so C programs, the CPU reference and the PyTorch binding share one set of
+ * declarations. Tensors are flat and contiguous; sizes are int64_t (the chapter tests more than 2^31 elements).
+ *
+ *   norm_diff_cpu / norm_diff_backward_cpu        a plain loop with double accumulation: the CPU op and the reference
+ *   norm_diff_cuda(version, ...)                  the ladder of GPU kernels, one dispatcher (see norm_diff_kernels.cu)
+ *   norm_diff_backward_cuda                       grad_a = g·(a − b)/‖a − b‖ (0 where the norm is 0)
+ */
+#ifndef NORM_DIFF_H
+#define NORM_DIFF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The element types the op accepts. 16-bit types are passed as their raw bits. */
+typedef enum { NORM_F32 = 0, NORM_F64 = 1, NORM_F16 = 2, NORM_BF16 = 3 } norm_dtype;
+
+/* The rungs of the ladder. NORM_VERSION_BEST is the one the op uses by default. */
+enum { NORM_VERSION_FIRST = 0, NORM_VERSION_LAST = 4, NORM_VERSION_BEST = 3 };
+
+/* Rung 0 (the seed's design) holds every squared difference in one fixed shared buffer of this many floats. */
+#define NORM_SEED_CAPACITY 4096
+
+/* ---- CPU (norm_diff_cpu.c) ------------------------------------------------------------------------------------ */
+/* Returns ‖a − b‖₂ accumulated in double. */
+double norm_diff_cpu(norm_dtype dtype, const void *a, const void *b, int64_t n);
+/* grad_a[i] = g·(a[i] − b[i])/norm, or 0 when norm == 0 (what torch.norm's gradient gives there). */
+void norm_diff_backward_cpu(norm_dtype dtype, double g, double norm, const void *a, const void *b, void *grad_a,
+                            int64_t n);
+
+/* ---- CUDA (norm_diff_kernels.cu) ------------------------------------------------------------------------------ */
+/* Bytes of device scratch memory rung `version` needs for n elements of `dtype` on the current device (block partials and a
+ * counter). The caller allocates it (PyTorch's caching allocator makes that cheap) and passes it in. */
+size_t norm_diff_workspace_bytes(int version, norm_dtype dtype, int64_t n);
+
+/* out (one element of `dtype`) = ‖a − b‖₂, computed by rung `version` on `stream`. Returns cudaErrorInvalidValue for
+ * a version outside NORM_VERSION_FIRST..NORM_VERSION_LAST or a workspace that is too small. */
+cudaError_t norm_diff_cuda(int version, norm_dtype dtype, const void *a, const void *b, int64_t n, void *out,
+                           void *workspace, size_t workspace_bytes, cudaStream_t stream);
+
+/* grad_a = (*g)·(a − b)/(*norm), 0 where *norm == 0; g and norm are one element of `dtype` in device memory. */
+cudaError_t norm_diff_backward_cuda(norm_dtype dtype, const void *g, const void *norm, const void *a, const void *b,
+                                    void *grad_a, int64_t n, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NORM_DIFF_H */
