@@ -21,14 +21,16 @@ else
   CHAPTERS := $(ALL_CHAPTERS)
 endif
 RESULTS := build/results
+GPU_CHECK_JOBS ?= 8
 SHELL := /bin/bash
 
-.PHONY: help run test-all grade gpu-check lint format clean distclean python
+.PHONY: help build run test-all grade gpu-check lint format clean distclean python
 .DEFAULT_GOAL := help
 
 help:
 	@echo "Extending PyTorch with C and CUDA — make targets:"
 	@echo "  make run                     the tour: every chapter's demo, in order"
+	@echo "  make build                   build every chapter (add -j4 to build several at once)"
 	@echo "  make test-all                every chapter's tests + the course tests, then a score table"
 	@echo "  make grade                   the same on the exercises/ files (EXERCISE=1): the instructor's table"
 	@echo "  make gpu-check LOG_DIR=dir   on a GPU machine: build, test, sanitize, benchmark; logs into dir"
@@ -38,6 +40,12 @@ help:
 	@echo "  CHAPTER=NN limits run/test-all/grade/gpu-check to one chapter. Chapters: $(ALL_CHAPTERS)"
 
 python: $(PYTHON_READY)
+
+# Every chapter's build, in parallel under -j (chapters are independent builds).
+build: python
+	@$(MAKE) --no-print-directory $(addprefix build-,$(CHAPTERS))
+build-%:
+	@$(MAKE) --no-print-directory -C chapters/$* build
 
 run: python
 	@set -e; for c in $(CHAPTERS); do \
@@ -69,6 +77,11 @@ gpu-check: python
 	@test -n "$(LOG_DIR)" || { echo "usage: make gpu-check LOG_DIR=/path/to/logs"; exit 2; }
 	@command -v nvidia-smi >/dev/null && nvidia-smi -L || echo "warning: nvidia-smi not found"
 	@mkdir -p $(LOG_DIR) && rm -f $(LOG_DIR)/summary.txt
+	@echo "building every chapter, reference and exercise variants, in parallel"
+	@start=$$(date +%s); \
+	  $(MAKE) --no-print-directory -j$(GPU_CHECK_JOBS) build > $(LOG_DIR)/build-all.log 2>&1 || { tail -40 $(LOG_DIR)/build-all.log; exit 1; }; \
+	  EXERCISE=1 $(MAKE) --no-print-directory -j$(GPU_CHECK_JOBS) build >> $(LOG_DIR)/build-all.log 2>&1 || tail -40 $(LOG_DIR)/build-all.log; \
+	  echo "[all] parallel build $$(( $$(date +%s) - start )) s" | tee -a $(LOG_DIR)/summary.txt
 	@start=$$(date +%s); status=0; \
 	for c in $(CHAPTERS); do \
 	  $(MAKE) --no-print-directory -C chapters/$$c gpu-check LOG_DIR=$(abspath $(LOG_DIR))/$$c \
