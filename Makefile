@@ -46,6 +46,8 @@ build: python
 	@$(MAKE) --no-print-directory $(addprefix build-,$(CHAPTERS))
 build-%:
 	@$(MAKE) --no-print-directory -C chapters/$* build
+# A chapter that builds on another's code says so in its Makefile (DEPENDS_ON := 01_c_extension).
+$(foreach c,$(ALL_CHAPTERS),$(eval build-$(c): $(addprefix build-,$(shell sed -n 's/^DEPENDS_ON *:= *//p' chapters/$(c)/Makefile))))
 
 run: python
 	@set -e; for c in $(CHAPTERS); do \
