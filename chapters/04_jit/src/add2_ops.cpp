@@ -1,0 +1,74 @@
+/*
+ * add2_ops.cpp — registers add2 with PyTorch's dispatcher as torch.ops.add2.* (C++, PyTorch API).
+ *
+ *   add2(a, b) -> c                         version 2, the vectorized kernel (the one to use)
+ *   add2_seed(a, b) -> c                    version 1, the seed's grid-stride kernel
+ *   add2_capped(a, b, blocks_per_sm) -> c   version 2 with the grid capped at blocks_per_sm blocks per SM
+ *   pitfall_seed_n(c!, a, b, n)             PITFALL: the seed's interface, n passed separately and trusted
+ *   emulate_seed(c!, a, b, n, grid, block)  CPU: runs version 1's loop for every (block, thread) of a launch
+ *
+ * Built ahead of time by setup.py (module add2._C); the Python wrappers, fake impls and autograd are in
+ * add2/ops.py.
+ */
+#include <torch/library.h>
+
+#include "add2_torch.h"
+
+namespace {
+
+at::Tensor add2_cuda(const at::Tensor &a, const at::Tensor &b) {
+    return add2_torch::add2_vec(a, b, 0);
+}
+
+at::Tensor add2_capped_cuda(const at::Tensor &a, const at::Tensor &b, int64_t blocks_per_sm) {
+    TORCH_CHECK(blocks_per_sm > 0, "add2_capped: blocks_per_sm must be positive, got ", blocks_per_sm);
+    return add2_torch::add2_vec(a, b, blocks_per_sm);
+}
+
+/* PITFALL (seed 004): the seed's launcher took the output and a separate `int n` and trusted both. n smaller than
+ * the tensors silently leaves c's last elements unwritten; n larger reads and writes past the end of every
+ * buffer. Kept to show the bug — add2_seed() above derives n from the tensors instead. Only n >= 0 is checked. */
+void pitfall_seed_n_cuda(at::Tensor c, const at::Tensor &a, const at::Tensor &b, int64_t n) {
+    add2_torch::check_inputs(a, b);
+    TORCH_CHECK(c.device() == a.device() && c.scalar_type() == a.scalar_type() && c.is_contiguous(),
+                "pitfall_seed_n: c must be a contiguous tensor like a");
+    TORCH_CHECK(n >= 0, "pitfall_seed_n: n must be >= 0, got ", n);
+    const c10::cuda::CUDAGuard guard(a.device());
+    COURSE_CHECK_LAUNCH(add2_seed_launch(c.data_ptr(), a.const_data_ptr(), b.const_data_ptr(), n,
+                                         add2_torch::dtype_code(a), c10::cuda::getCurrentCUDAStream()));
+}
+
+void emulate_seed_cpu(at::Tensor c, const at::Tensor &a, const at::Tensor &b, int64_t n, int64_t grid, int64_t block) {
+    const auto is_cpu_f32 = [](const at::Tensor &t) {
+        return t.device().is_cpu() && t.scalar_type() == at::kFloat && t.is_contiguous();
+    };
+    TORCH_CHECK(is_cpu_f32(c) && is_cpu_f32(a) && is_cpu_f32(b),
+                "emulate_seed: c, a and b must be contiguous float32 CPU tensors");
+    TORCH_CHECK(n >= 0 && n <= c.numel() && n <= a.numel() && n <= b.numel(),
+                "emulate_seed: n must be in [0, numel] (the emulation stays in bounds), got ", n);
+    TORCH_CHECK(grid >= 1 && block >= 1 && block <= 1024, "emulate_seed: need grid >= 1 and 1 <= block <= 1024");
+    add2_seed_emulate_f32(c.data_ptr<float>(), a.const_data_ptr<float>(), b.const_data_ptr<float>(), n, grid, block);
+}
+
+}  // namespace
+
+TORCH_LIBRARY(add2, m) {
+    m.def("add2(Tensor a, Tensor b) -> Tensor");
+    m.def("add2_seed(Tensor a, Tensor b) -> Tensor");
+    m.def("add2_capped(Tensor a, Tensor b, int blocks_per_sm) -> Tensor");
+    m.def("pitfall_seed_n(Tensor(a!) c, Tensor a, Tensor b, int n) -> ()");
+    m.def("emulate_seed(Tensor(a!) c, Tensor a, Tensor b, int n, int grid, int block) -> ()");
+}
+
+TORCH_LIBRARY_IMPL(add2, CUDA, m) {
+    m.impl("add2", &add2_cuda);
+    m.impl("add2_seed", &add2_torch::add2_seed);
+    m.impl("add2_capped", &add2_capped_cuda);
+    m.impl("pitfall_seed_n", &pitfall_seed_n_cuda);
+}
+
+TORCH_LIBRARY_IMPL(add2, CPU, m) {
+    m.impl("emulate_seed", &emulate_seed_cpu);
+}
+
+COURSE_PYTHON_MODULE()
