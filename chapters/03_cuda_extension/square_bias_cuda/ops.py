@@ -11,7 +11,6 @@ The compiled module registers `torch.ops.square_bias_cuda.*` with the dispatcher
 from __future__ import annotations
 
 import torch
-
 from course import check_same, check_tensor
 from course.build import import_extension
 from course.checks import check_broadcastable_to

@@ -32,11 +32,10 @@ void check_dtype(const Tensor &t, const char *name) {
 }
 
 void check_pair(const Tensor &x, const char *x_name, const Tensor &other, const char *other_name) {
-    TORCH_CHECK(x.device() == other.device(), x_name, " and ", other_name, " must be on the same device, but ",
-                x_name, " is on ", x.device(), " and ", other_name, " on ", other.device());
-    TORCH_CHECK(x.scalar_type() == other.scalar_type(), x_name, " and ", other_name,
-                " must have the same dtype, but ", x_name, " has ", x.scalar_type(), " and ", other_name, " has ",
-                other.scalar_type());
+    TORCH_CHECK(x.device() == other.device(), x_name, " and ", other_name, " must be on the same device, but ", x_name,
+                " is on ", x.device(), " and ", other_name, " on ", other.device());
+    TORCH_CHECK(x.scalar_type() == other.scalar_type(), x_name, " and ", other_name, " must have the same dtype, but ",
+                x_name, " has ", x.scalar_type(), " and ", other_name, " has ", other.scalar_type());
 }
 
 // b broadcasts to x without changing x's shape (as in x*x + b).
@@ -85,11 +84,16 @@ Prepared prepare(const Tensor &x, const Tensor &b) {
 
 sb_dtype kernel_dtype(const Tensor &t) {
     switch (t.scalar_type()) {
-        case at::kFloat: return SB_FLOAT32;
-        case at::kDouble: return SB_FLOAT64;
-        case at::kHalf: return SB_FLOAT16;
-        case at::kBFloat16: return SB_BFLOAT16;
-        default: TORCH_CHECK(false, "unsupported dtype ", t.scalar_type());
+        case at::kFloat:
+            return SB_FLOAT32;
+        case at::kDouble:
+            return SB_FLOAT64;
+        case at::kHalf:
+            return SB_FLOAT16;
+        case at::kBFloat16:
+            return SB_BFLOAT16;
+        default:
+            TORCH_CHECK(false, "unsupported dtype ", t.scalar_type());
     }
 }
 
@@ -132,15 +136,15 @@ std::tuple<Tensor, Tensor> backward_cpu(const Tensor &grad_y_, const Tensor &x_,
     Tensor grad_b = at::empty({b_n}, x.options());
     if (n > 0) {
         if (x.scalar_type() == at::kFloat)
-            check_core(square_bias_backward_f32(x.const_data_ptr<float>(), grad_y.const_data_ptr<float>(),
-                                                grad_x.mutable_data_ptr<float>(), grad_b.mutable_data_ptr<float>(),
-                                                n, b_n),
-                       "square_bias_backward_f32");
+            check_core(
+                square_bias_backward_f32(x.const_data_ptr<float>(), grad_y.const_data_ptr<float>(),
+                                         grad_x.mutable_data_ptr<float>(), grad_b.mutable_data_ptr<float>(), n, b_n),
+                "square_bias_backward_f32");
         else
-            check_core(square_bias_backward_f64(x.const_data_ptr<double>(), grad_y.const_data_ptr<double>(),
-                                                grad_x.mutable_data_ptr<double>(), grad_b.mutable_data_ptr<double>(),
-                                                n, b_n),
-                       "square_bias_backward_f64");
+            check_core(
+                square_bias_backward_f64(x.const_data_ptr<double>(), grad_y.const_data_ptr<double>(),
+                                         grad_x.mutable_data_ptr<double>(), grad_b.mutable_data_ptr<double>(), n, b_n),
+                "square_bias_backward_f64");
     } else {
         grad_b.zero_();
     }
@@ -159,8 +163,7 @@ Tensor forward_cuda(const Tensor &x, const Tensor &b) {
     const c10::cuda::CUDAGuard guard(p.x.device());  // launches and allocations go to x's GPU
     Tensor y = at::empty(p.x.sizes(), p.x.options());
     COURSE_CHECK_LAUNCH(square_bias_forward_cuda(kernel_dtype(p.x), p.x.const_data_ptr(), p.b.const_data_ptr(),
-                                                 y.mutable_data_ptr(), p.n, p.b_n,
-                                                 c10::cuda::getCurrentCUDAStream()));
+                                                 y.mutable_data_ptr(), p.n, p.b_n, c10::cuda::getCurrentCUDAStream()));
     return y;
 }
 
@@ -210,10 +213,10 @@ Tensor emulate_forward_cpu(const Tensor &x, const Tensor &b, int64_t grid, int64
     Prepared p = prepare(x, b);
     TORCH_CHECK(p.x.scalar_type() == at::kFloat || p.x.scalar_type() == at::kDouble, "emulation: float32/64 only");
     Tensor y = at::full(p.x.sizes(), NAN, p.x.options());  // anything the threads miss stays NaN
-    TORCH_CHECK(square_bias_emulate_forward(kernel_dtype(p.x), p.x.const_data_ptr(), p.b.const_data_ptr(),
-                                            y.mutable_data_ptr(), p.n, p.b_n, static_cast<unsigned>(grid),
-                                            static_cast<unsigned>(block)) == 0,
-                "emulate_forward: bad arguments");
+    TORCH_CHECK(
+        square_bias_emulate_forward(kernel_dtype(p.x), p.x.const_data_ptr(), p.b.const_data_ptr(), y.mutable_data_ptr(),
+                                    p.n, p.b_n, static_cast<unsigned>(grid), static_cast<unsigned>(block)) == 0,
+        "emulate_forward: bad arguments");
     return y;
 }
 

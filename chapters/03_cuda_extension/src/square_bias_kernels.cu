@@ -30,11 +30,11 @@
 
 namespace {
 
-constexpr int kThreads = 256;     // threads per block of the elementwise kernels
-constexpr int kBlocksPerSm = 8;   // 8 x 256 = 2048 threads: a full H100 SM
-constexpr int kTileCols = 32;     // backward: columns per tile (one warp wide: coalesced loads)
-constexpr int kTileRows = 8;      // backward: rows handled at once by a block
-constexpr int kPackBytes = 16;    // one 128-bit load or store
+constexpr int kThreads = 256;    // threads per block of the elementwise kernels
+constexpr int kBlocksPerSm = 8;  // 8 x 256 = 2048 threads: a full H100 SM
+constexpr int kTileCols = 32;    // backward: columns per tile (one warp wide: coalesced loads)
+constexpr int kTileRows = 8;     // backward: rows handled at once by a block
+constexpr int kPackBytes = 16;   // one 128-bit load or store
 
 // ---- types: half types are computed in float32 --------------------------------------------------------------------
 template <typename T>
@@ -344,8 +344,7 @@ void emulate_grid(unsigned grid, unsigned block, const Body &body) {
 }
 
 template <typename T>
-void emulate_forward(const void *xv, const void *bv, void *yv, int64_t n, int64_t b_n, unsigned grid,
-                     unsigned block) {
+void emulate_forward(const void *xv, const void *bv, void *yv, int64_t n, int64_t b_n, unsigned grid, unsigned block) {
     const T *x = static_cast<const T *>(xv), *b = static_cast<const T *>(bv);
     T *y = static_cast<T *>(yv);
     const int64_t packs = packs_for<T>(x, b, y, n, b_n);
@@ -368,9 +367,8 @@ void emulate_backward(const void *gyv, const void *xv, void *gxv, void *gbv, int
                     for (int tx = 0; tx < kTileCols; ++tx) {
                         const int64_t col = tile * kTileCols + tx;
                         if (col < b_n)
-                            column_sums[ty][tx] = backward_column(gy, x, gx, rows, b_n, col,
-                                                                  (int64_t)by * kTileRows + ty,
-                                                                  (int64_t)grid_y * kTileRows);
+                            column_sums[ty][tx] = backward_column(
+                                gy, x, gx, rows, b_n, col, (int64_t)by * kTileRows + ty, (int64_t)grid_y * kTileRows);
                     }
                 for (int tx = 0; tx < kTileCols; ++tx) {
                     const int64_t col = tile * kTileCols + tx;
@@ -415,10 +413,14 @@ extern "C" cudaError_t square_bias_forward_cuda(sb_dtype dtype, const void *x, c
     if (n < 0 || (n > 0 && (b_n < 1 || n % b_n != 0))) return cudaErrorInvalidValue;
     if (n == 0) return cudaSuccess;
     switch (dtype) {
-        case SB_FLOAT32: return forward<float>(x, b, y, n, b_n, stream);
-        case SB_FLOAT64: return forward<double>(x, b, y, n, b_n, stream);
-        case SB_FLOAT16: return forward<__half>(x, b, y, n, b_n, stream);
-        case SB_BFLOAT16: return forward<__nv_bfloat16>(x, b, y, n, b_n, stream);
+        case SB_FLOAT32:
+            return forward<float>(x, b, y, n, b_n, stream);
+        case SB_FLOAT64:
+            return forward<double>(x, b, y, n, b_n, stream);
+        case SB_FLOAT16:
+            return forward<__half>(x, b, y, n, b_n, stream);
+        case SB_BFLOAT16:
+            return forward<__nv_bfloat16>(x, b, y, n, b_n, stream);
     }
     return cudaErrorInvalidValue;  // an unknown dtype never launches silently nothing
 }
@@ -428,10 +430,14 @@ extern "C" cudaError_t square_bias_grad_x_cuda(sb_dtype dtype, const void *grad_
     if (n < 0) return cudaErrorInvalidValue;
     if (n == 0) return cudaSuccess;
     switch (dtype) {
-        case SB_FLOAT32: return grad_x<float>(grad_y, x, grad_x_, n, stream);
-        case SB_FLOAT64: return grad_x<double>(grad_y, x, grad_x_, n, stream);
-        case SB_FLOAT16: return grad_x<__half>(grad_y, x, grad_x_, n, stream);
-        case SB_BFLOAT16: return grad_x<__nv_bfloat16>(grad_y, x, grad_x_, n, stream);
+        case SB_FLOAT32:
+            return grad_x<float>(grad_y, x, grad_x_, n, stream);
+        case SB_FLOAT64:
+            return grad_x<double>(grad_y, x, grad_x_, n, stream);
+        case SB_FLOAT16:
+            return grad_x<__half>(grad_y, x, grad_x_, n, stream);
+        case SB_BFLOAT16:
+            return grad_x<__nv_bfloat16>(grad_y, x, grad_x_, n, stream);
     }
     return cudaErrorInvalidValue;
 }
@@ -452,9 +458,12 @@ extern "C" cudaError_t square_bias_backward_cuda(sb_dtype dtype, const void *gra
     if (n < 0 || (n > 0 && (b_n < 1 || n % b_n != 0))) return cudaErrorInvalidValue;
     if (n == 0) return cudaSuccess;
     switch (dtype) {
-        case SB_FLOAT32: return backward<float>(grad_y, x, grad_x, grad_b, n, b_n, workspace, workspace_bytes, stream);
-        case SB_FLOAT64: return backward<double>(grad_y, x, grad_x, grad_b, n, b_n, workspace, workspace_bytes, stream);
-        case SB_FLOAT16: return backward<__half>(grad_y, x, grad_x, grad_b, n, b_n, workspace, workspace_bytes, stream);
+        case SB_FLOAT32:
+            return backward<float>(grad_y, x, grad_x, grad_b, n, b_n, workspace, workspace_bytes, stream);
+        case SB_FLOAT64:
+            return backward<double>(grad_y, x, grad_x, grad_b, n, b_n, workspace, workspace_bytes, stream);
+        case SB_FLOAT16:
+            return backward<__half>(grad_y, x, grad_x, grad_b, n, b_n, workspace, workspace_bytes, stream);
         case SB_BFLOAT16:
             return backward<__nv_bfloat16>(grad_y, x, grad_x, grad_b, n, b_n, workspace, workspace_bytes, stream);
     }
@@ -465,9 +474,14 @@ extern "C" int square_bias_emulate_forward(sb_dtype dtype, const void *x, const 
                                            int64_t b_n, unsigned grid, unsigned block) {
     if (n < 0 || (n > 0 && (b_n < 1 || n % b_n != 0)) || grid == 0 || block == 0) return 1;
     switch (dtype) {
-        case SB_FLOAT32: emulate_forward<float>(x, b, y, n, b_n, grid, block); return 0;
-        case SB_FLOAT64: emulate_forward<double>(x, b, y, n, b_n, grid, block); return 0;
-        default: return 1;
+        case SB_FLOAT32:
+            emulate_forward<float>(x, b, y, n, b_n, grid, block);
+            return 0;
+        case SB_FLOAT64:
+            emulate_forward<double>(x, b, y, n, b_n, grid, block);
+            return 0;
+        default:
+            return 1;
     }
 }
 
@@ -475,9 +489,14 @@ extern "C" int square_bias_emulate_backward(sb_dtype dtype, const void *grad_y, 
                                             void *grad_b, int64_t n, int64_t b_n, unsigned grid_x, unsigned grid_y) {
     if (n <= 0 || b_n < 1 || n % b_n != 0 || grid_x == 0 || grid_y == 0) return 1;
     switch (dtype) {
-        case SB_FLOAT32: emulate_backward<float>(grad_y, x, grad_x, grad_b, n, b_n, grid_x, grid_y); return 0;
-        case SB_FLOAT64: emulate_backward<double>(grad_y, x, grad_x, grad_b, n, b_n, grid_x, grid_y); return 0;
-        default: return 1;
+        case SB_FLOAT32:
+            emulate_backward<float>(grad_y, x, grad_x, grad_b, n, b_n, grid_x, grid_y);
+            return 0;
+        case SB_FLOAT64:
+            emulate_backward<double>(grad_y, x, grad_x, grad_b, n, b_n, grid_x, grid_y);
+            return 0;
+        default:
+            return 1;
     }
 }
 
