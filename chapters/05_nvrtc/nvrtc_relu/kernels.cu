@@ -4,7 +4,7 @@
 // What they compute (float32, n elements, 64-bit indices):
 //   vector_add(c, a, b, n)             c[i] = a[i] + b[i]
 //   relu_forward(y, x, n)              y[i] = max(x[i], 0)              (NaN stays NaN, as in torch.relu)
-//   relu_backward(gx, gy, x, n)        gx[i] = x[i] > 0 ? gy[i] : 0     (0 at x == 0, as in PyTorch)
+//   relu_backward(gx, gy, x, n)        gx[i] = x[i] <= 0 ? 0 : gy[i]    (0 at x == 0, gy at NaN: as PyTorch)
 //
 // How the work is split: a 1-D grid of 1-D blocks and a grid-stride loop, so any grid covers any n. The ReLU
 // kernels move 4 floats per thread per step with one 16-byte load/store (float4) when every pointer is 16-byte

@@ -82,7 +82,7 @@ def test_shapes_and_misaligned_views():
     assert view.data_ptr() % 16 != 0
     torch.testing.assert_close(nvrtc_relu.relu_forward(view), torch.relu(view), equal_nan=True, rtol=0, atol=0)
     grad = _input(4098, seed=2)
-    want = torch.where(view > 0, grad, torch.zeros_like(grad))
+    want = torch.ops.aten.threshold_backward(grad, torch.relu(view), 0.0)  # what autograd runs for torch.relu
     torch.testing.assert_close(nvrtc_relu.relu_backward(grad, view), want, equal_nan=True, rtol=0, atol=0)
 
 
@@ -126,8 +126,9 @@ def test_launches_on_the_current_stream():
 
 
 @pytest.mark.gpu
-@pytest.mark.slow  # the race it shows may be hidden under compute-sanitizer, which serializes work
-def test_pitfall_default_stream_reads_stale_input():
+def test_pitfall_default_stream_reads_stale_input(small):
+    if small:
+        pytest.skip("compute-sanitizer serializes the streams, which hides the race this test shows")
     n = 1 << 20
     x = torch.full((n,), -1.0, device="cuda")
     src = torch.rand(n, device="cuda") + 0.5  # all positive
