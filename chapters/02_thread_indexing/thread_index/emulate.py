@@ -91,8 +91,8 @@ class ThreadTable(NamedTuple):
 
 def dim3(name: str, value: int | tuple[int, ...] | list[int]) -> tuple[int, int, int]:
     """Like CUDA's dim3: an int or 1 to 3 ints, missing ones are 1. Each must fit an unsigned 32-bit int."""
-    values = (value,) if isinstance(value, int) else tuple(value)
-    if not 1 <= len(values) <= 3 or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+    values = (value,) if isinstance(value, int) else tuple(value) if isinstance(value, (tuple, list)) else None
+    if values is None or not 1 <= len(values) <= 3 or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
         raise TypeError(f"{name} must be an int or a tuple of 1 to 3 ints, got {value!r}")
     for v in values:
         if not 1 <= v < 2**32:
