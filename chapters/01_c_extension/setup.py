@@ -10,5 +10,6 @@ from course.build import exercise_mode, setup_extension  # noqa: E402
 
 # The C core is compiled by make into a static library (see the Makefile); the extension links it.
 core = "build/libsquare_bias_exercise.a" if exercise_mode() else "build/libsquare_bias.a"
-setup_extension("square_bias", sources=["src/binding.cpp"], include_dirs=[str(Path("src").resolve())],
-                extra_objects=[core])
+setup_extension(
+    "square_bias", sources=["src/binding.cpp"], include_dirs=[str(Path("src").resolve())], extra_objects=[core]
+)

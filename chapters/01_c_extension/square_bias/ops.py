@@ -7,7 +7,6 @@ torch.ops.square_bias.square_bias and torch.ops.square_bias.square_bias_backward
 from __future__ import annotations
 
 import torch
-
 from course.build import import_extension
 from course.checks import check_broadcastable_to, check_same, check_tensor
 

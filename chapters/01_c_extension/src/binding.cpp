@@ -8,7 +8,6 @@
 //     dims, b already repeats every b.numel() elements of x; any other broadcast (a column, say) is materialised
 //     with expand + contiguous, and its gradient is reduced with sum_to_size.
 #include <ATen/core/Tensor.h>
-#include <ATen/ExpandUtils.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <c10/core/SymIntArrayRef.h>
@@ -46,9 +45,14 @@ int64_t repeating_block(at::IntArrayRef b_shape, at::IntArrayRef x_shape) {
     return block;
 }
 
+// b broadcasts to x without changing x's shape: right-aligned, each of b's sizes is 1 or x's size.
 void check_broadcast(const char *op, at::IntArrayRef b_shape, at::IntArrayRef x_shape) {
-    TORCH_CHECK(b_shape.size() <= x_shape.size() && at::infer_size(b_shape, x_shape) == x_shape, op, ": b of shape ",
-                b_shape, " cannot be broadcast to x's shape ", x_shape);
+    bool ok = b_shape.size() <= x_shape.size();
+    for (size_t i = 0; ok && i < b_shape.size(); ++i) {
+        const int64_t b_size = b_shape[b_shape.size() - 1 - i], x_size = x_shape[x_shape.size() - 1 - i];
+        ok = b_size == 1 || b_size == x_size;
+    }
+    TORCH_CHECK(ok, op, ": b of shape ", b_shape, " cannot be broadcast to x's shape ", x_shape);
 }
 
 int forward_core(const at::Tensor &x, const at::Tensor &b, at::Tensor &y, int64_t b_n) {
