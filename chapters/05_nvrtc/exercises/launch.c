@@ -10,6 +10,8 @@
 #include <stddef.h>
 
 #include "cuda_driver_loader.h"
+/* The launch returns the driver's result; the caller checks it with CU_CHECK / CU_TRY from here. */
+#include "course_check.h"
 
 launch_shape plan_elementwise(int64_t n, int64_t items_per_thread, unsigned int block) {
     launch_shape shape = {0u, block};
