@@ -25,6 +25,10 @@ from pathlib import Path
 import torch
 
 CHAPTER_DIR = Path(__file__).resolve().parent
+COMMON_DIR = CHAPTER_DIR.parents[1] / "common"
+for path in (CHAPTER_DIR, COMMON_DIR):  # `make bench` sets PYTHONPATH; this lets `python bench.py` work too
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
 
 RELOAD_CODE = """
     import time
@@ -37,7 +41,8 @@ RELOAD_CODE = """
 
 def time_load_in_fresh_process(extensions_dir: str) -> float:
     """Seconds for `import add2.jit; load_from_strings()` in a new Python process (torch's import not counted)."""
-    env = dict(os.environ, TORCH_EXTENSIONS_DIR=extensions_dir)
+    pythonpath = os.pathsep.join([str(CHAPTER_DIR), str(COMMON_DIR), os.environ.get("PYTHONPATH", "")])
+    env = dict(os.environ, TORCH_EXTENSIONS_DIR=extensions_dir, PYTHONPATH=pythonpath)
     pre = "import torch\n"  # import torch before the clock starts: it is not part of the JIT's cost
     result = subprocess.run(
         [sys.executable, "-c", pre + textwrap.dedent(RELOAD_CODE)],

@@ -15,7 +15,7 @@ CHAPTER_DIR = Path(__file__).resolve().parents[1]
 
 
 def _run(code: str, env_extra: dict | None = None) -> str:
-    env = dict(os.environ, TORCH_EXTENSIONS_DIR=str(jit.DEFAULT_EXTENSIONS_DIR), **(env_extra or {}))
+    env = dict(os.environ, TORCH_EXTENSIONS_DIR=str(jit.extensions_dir()), **(env_extra or {}))
     result = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)], cwd=CHAPTER_DIR, env=env, capture_output=True, text=True
     )
@@ -25,7 +25,6 @@ def _run(code: str, env_extra: dict | None = None) -> str:
 
 @pytest.fixture(scope="module")
 def demo():
-    os.environ.setdefault("TORCH_EXTENSIONS_DIR", str(jit.DEFAULT_EXTENSIONS_DIR))
     return jit.load_cpu_demo()
 
 

@@ -52,8 +52,9 @@ def test_pybind_module_checks_inputs(from_files):
         from_files.add2(a, torch.ones(5, device="cuda"))
 
 
-def test_cached_reload_in_fresh_process_is_fast(from_files):
-    """The issue's goal: a cached re-load takes at most 2 s (the cold build took tens of seconds)."""
+def test_cached_reload_in_fresh_process_is_fast(from_files, small):
+    """The issue's goal: a cached re-load takes at most 2 s (the cold build took tens of seconds). Under
+    compute-sanitizer (small) everything is slower: only the "no rebuild" part is checked there."""
     code = """
         import time
         start = time.perf_counter()
@@ -68,4 +69,5 @@ def test_cached_reload_in_fresh_process_is_fast(from_files):
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
     assert "ninja: no work to do" in out, out
-    assert float(out.split("LOAD_SECONDS")[1].split()[0]) <= 2.0, out
+    if not small:
+        assert float(out.split("LOAD_SECONDS")[1].split()[0]) <= 2.0, out
