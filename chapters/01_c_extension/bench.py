@@ -97,7 +97,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("build/logs"))
     args = parser.parse_args()
     print(
-        f"eager PyTorch uses {torch.get_num_threads()} CPU thread(s) (and 1 in the 'eager 1 thread' column); the C op uses one"
+        f"eager PyTorch uses {torch.get_num_threads()} CPU thread(s) (1 in the 'eager 1 thread' column); "
+        "the C op uses one"
     )
 
     table = Table(
