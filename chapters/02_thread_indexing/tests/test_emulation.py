@@ -2,10 +2,9 @@
 collide and leave gaps; the 32-bit index overflows past 2^31. Runs anywhere (no GPU)."""
 
 import pytest
+import thread_index as ti
 import torch
 from reference import as_int32, hits, launch_order
-
-import thread_index as ti
 
 # Awkward launch shapes per number of dimensions: ones, odd sizes, sizes that are not multiples of a warp.
 SHAPES = {
@@ -19,8 +18,12 @@ BLOCK_SHAPES = {1: [(1,), (32,), (37,)], 2: [(4, 3), (16, 6), (1, 5)], 3: [(4, 2
 def launches(name):
     grid_dims, block_dims = ti.formula_dims(name)
     for k, grid in enumerate(SHAPES[grid_dims]):
-        yield pytest.param(name, grid, BLOCK_SHAPES[block_dims][k % len(BLOCK_SHAPES[block_dims])],
-                           id=f"{name}-g{'x'.join(map(str, grid))}")  # fmt: skip
+        yield pytest.param(
+            name,
+            grid,
+            BLOCK_SHAPES[block_dims][k % len(BLOCK_SHAPES[block_dims])],
+            id=f"{name}-g{'x'.join(map(str, grid))}",
+        )
 
 
 ALL_CORRECT = [p for name in ti.correct_formulas() for p in launches(name)]
@@ -132,8 +135,9 @@ def test_int32_index_wraps_onto_small_numbers_past_2_32():
     narrow = ti.emulate("pitfall_int32_1d", blocks, threads, first_block=blocks - 1)
     torch.testing.assert_close(narrow.global_index, as_int32(reference))
     assert narrow.global_index.min() >= 0, "past 2^32 it wraps to small positive numbers: silent collisions"
-    torch.testing.assert_close(ti.emulate("grid1d_block1d", blocks, threads, first_block=blocks - 1).global_index,
-                               reference)  # fmt: skip
+    torch.testing.assert_close(
+        ti.emulate("grid1d_block1d", blocks, threads, first_block=blocks - 1).global_index, reference
+    )
 
 
 # ---- grid-stride loop ------------------------------------------------------------------------------------------

@@ -5,10 +5,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import torch
-from reference import as_int32, launch_order
-
 import thread_index as ti
+import torch
+from reference import as_int32
 from test_emulation import ALL_CORRECT, SHAPES
 
 CHAPTER = Path(__file__).resolve().parents[1]
@@ -33,8 +32,9 @@ def test_gpu_table_equals_emulation(name, grid, block, small):
     [("pitfall_1d_griddim", 3, 8), ("pitfall_2d_add_dim", (3, 2), (4, 3)), ("pitfall_seed000", (5, 3), 4)],
 )
 def test_gpu_pitfalls_compute_what_the_emulation_says(name, grid, block):
-    torch.testing.assert_close(ti.record_threads(name, grid, block).as_table().cpu(),
-                               ti.emulate(name, grid, block).as_table())  # fmt: skip
+    torch.testing.assert_close(
+        ti.record_threads(name, grid, block).as_table().cpu(), ti.emulate(name, grid, block).as_table()
+    )
 
 
 @gpu
@@ -96,8 +96,11 @@ def test_gpu_grid_stride_past_2_31_elements():
 def divergence_reference(n: int, mode: str, iters: int) -> torch.Tensor:
     i = torch.arange(n, device="cuda")
     lane_in_block = i % 256
-    branch = {"uniform": torch.zeros_like(i), "odd_even_lanes": lane_in_block % 2,
-              "odd_even_warps": (lane_in_block // 32) % 2}[mode]  # fmt: skip
+    branch = {
+        "uniform": torch.zeros_like(i),
+        "odd_even_lanes": lane_in_block % 2,
+        "odd_even_warps": (lane_in_block // 32) % 2,
+    }[mode]
     x = (i & 1023).to(torch.float32) * 1e-3
     for _ in range(iters):
         x = torch.where(branch == 0, x * 0.999 + 0.5, x * 1.001 - 0.25)

@@ -5,9 +5,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import torch
-
 import thread_index as ti
+import torch
 
 CHAPTER = Path(__file__).resolve().parents[1]
 

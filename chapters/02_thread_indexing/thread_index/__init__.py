@@ -1,8 +1,8 @@
 """Chapter 02: which element is mine? Thread index formulas, emulated on the CPU and recorded on the GPU.
 
-    from thread_index import emulate, record_threads
-    emulate("grid2d_block2d", grid=(3, 2), block=(4, 3)).global_index      # CPU, any machine
-    record_threads("grid2d_block2d", grid=(3, 2), block=(4, 3))            # the same table, from the GPU
+from thread_index import emulate, record_threads
+emulate("grid2d_block2d", grid=(3, 2), block=(4, 3)).global_index      # CPU, any machine
+record_threads("grid2d_block2d", grid=(3, 2), block=(4, 3))            # the same table, from the GPU
 """
 
 from thread_index.emulate import (

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import NamedTuple
 
 import torch
-
 from course.build import exercise_mode
 
 CHAPTER_DIR = Path(__file__).resolve().parent.parent
@@ -41,8 +40,13 @@ def library() -> ctypes.CDLL:
     lib.ti_emulate.restype = ctypes.c_int
     lib.ti_emulate.argtypes = [ctypes.c_int, u32x3, u32x3, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p]
     lib.ti_emulate_grid_stride.restype = ctypes.c_int
-    lib.ti_emulate_grid_stride.argtypes = [ctypes.c_uint32, ctypes.c_uint32, ctypes.c_int64, ctypes.c_void_p,
-                                           ctypes.c_void_p]  # fmt: skip
+    lib.ti_emulate_grid_stride.argtypes = [
+        ctypes.c_uint32,
+        ctypes.c_uint32,
+        ctypes.c_int64,
+        ctypes.c_void_p,
+        ctypes.c_void_p,
+    ]
     if lib.ti_table_columns() != len(COLUMNS):
         raise ImportError(f"{path} writes {lib.ti_table_columns()} columns, this module expects {len(COLUMNS)}")
     return lib
@@ -85,14 +89,19 @@ class ThreadTable(NamedTuple):
         return cls(table[:, 0], table[:, 1:4], table[:, 4:7], table[:, 7], table[:, 8])
 
     def as_table(self) -> torch.Tensor:
-        return torch.cat([self.global_index[:, None], self.block_idx, self.thread_idx, self.warp[:, None],
-                          self.lane[:, None]], dim=1)  # fmt: skip
+        return torch.cat(
+            [self.global_index[:, None], self.block_idx, self.thread_idx, self.warp[:, None], self.lane[:, None]], dim=1
+        )
 
 
 def dim3(name: str, value: int | tuple[int, ...] | list[int]) -> tuple[int, int, int]:
     """Like CUDA's dim3: an int or 1 to 3 ints, missing ones are 1. Each must fit an unsigned 32-bit int."""
     values = (value,) if isinstance(value, int) else tuple(value) if isinstance(value, (tuple, list)) else None
-    if values is None or not 1 <= len(values) <= 3 or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+    if (
+        values is None
+        or not 1 <= len(values) <= 3
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+    ):
         raise TypeError(f"{name} must be an int or a tuple of 1 to 3 ints, got {value!r}")
     for v in values:
         if not 1 <= v < 2**32:

@@ -7,9 +7,9 @@ grid.y of 65,536, say) is left to the launch, whose checked error is part of the
 from __future__ import annotations
 
 import torch
-
 from course import check_tensor
 from course.build import import_extension
+
 from thread_index.emulate import COLUMNS, ThreadTable, check_launch, dim3
 
 _C = import_extension("thread_index")  # registers torch.ops.thread_index.*
