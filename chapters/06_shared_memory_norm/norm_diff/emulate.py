@@ -14,7 +14,6 @@ import ctypes
 from pathlib import Path
 
 import numpy as np
-
 from course.build import exercise_mode
 
 LIBRARY = (

@@ -7,7 +7,6 @@ implementation each; importing it is what makes torch.ops.norm_diff.* exist.
 from __future__ import annotations
 
 import torch
-
 from course.build import import_extension
 from course.checks import check_same, check_tensor
 

@@ -36,8 +36,8 @@ void norm_diff_backward_cpu(norm_dtype dtype, double g, double norm, const void 
                             int64_t n);
 
 /* ---- CUDA (norm_diff_kernels.cu) ------------------------------------------------------------------------------ */
-/* Bytes of device scratch memory rung `version` needs for n elements of `dtype` on the current device (block partials and a
- * counter). The caller allocates it (PyTorch's caching allocator makes that cheap) and passes it in. */
+/* Bytes of device scratch memory rung `version` needs for n elements of `dtype` on the current device (block partials
+ * and a counter). The caller allocates it (PyTorch's caching allocator makes that cheap) and passes it in. */
 size_t norm_diff_workspace_bytes(int version, norm_dtype dtype, int64_t n);
 
 /* out (one element of `dtype`) = ‖a − b‖₂, computed by rung `version` on `stream`. Returns cudaErrorInvalidValue for

@@ -46,10 +46,9 @@ norm_dtype to_norm_dtype(at::ScalarType type) {
 
 void check_pair(const at::Tensor &a, const at::Tensor &b, int64_t version) {
     TORCH_CHECK(a.sizes() == b.sizes(), "a and b must have the same shape, got ", a.sizes(), " and ", b.sizes());
-    TORCH_CHECK(a.scalar_type() == b.scalar_type(), "a and b must have the same dtype, got ", a.scalar_type(),
-                " and ", b.scalar_type());
-    TORCH_CHECK(a.device() == b.device(), "a and b must be on the same device, got ", a.device(), " and ",
-                b.device());
+    TORCH_CHECK(a.scalar_type() == b.scalar_type(), "a and b must have the same dtype, got ", a.scalar_type(), " and ",
+                b.scalar_type());
+    TORCH_CHECK(a.device() == b.device(), "a and b must be on the same device, got ", a.device(), " and ", b.device());
     TORCH_CHECK(version >= NORM_VERSION_FIRST && version <= NORM_VERSION_LAST, "version must be in ",
                 NORM_VERSION_FIRST, "..", NORM_VERSION_LAST, ", got ", version);
 }
@@ -90,8 +89,8 @@ at::Tensor norm_diff_backward_cpu_impl(const at::Tensor &grad, const at::Tensor 
     check_backward(grad, a_in, b_in, norm);
     const at::Tensor a = a_in.contiguous(), b = b_in.contiguous();
     at::Tensor grad_a = at::empty_like(a, at::MemoryFormat::Contiguous);
-    norm_diff_backward_cpu(to_norm_dtype(a.scalar_type()), grad.item<double>(), norm.item<double>(),
-                           a.const_data_ptr(), b.const_data_ptr(), grad_a.mutable_data_ptr(), a.numel());
+    norm_diff_backward_cpu(to_norm_dtype(a.scalar_type()), grad.item<double>(), norm.item<double>(), a.const_data_ptr(),
+                           b.const_data_ptr(), grad_a.mutable_data_ptr(), a.numel());
     return grad_a;
 }
 
@@ -103,10 +102,9 @@ at::Tensor norm_diff_backward_cuda_impl(const at::Tensor &grad_in, const at::Ten
     const at::Tensor grad = grad_in.contiguous(), norm = norm_in.contiguous();
     at::Tensor grad_a = at::empty_like(a, at::MemoryFormat::Contiguous);
     // g and the norm stay on the device: reading them here would make the host wait for the GPU.
-    const cudaError_t err = norm_diff_backward_cuda(to_norm_dtype(a.scalar_type()), grad.const_data_ptr(),
-                                                    norm.const_data_ptr(), a.const_data_ptr(), b.const_data_ptr(),
-                                                    grad_a.mutable_data_ptr(), a.numel(),
-                                                    c10::cuda::getCurrentCUDAStream());
+    const cudaError_t err = norm_diff_backward_cuda(
+        to_norm_dtype(a.scalar_type()), grad.const_data_ptr(), norm.const_data_ptr(), a.const_data_ptr(),
+        b.const_data_ptr(), grad_a.mutable_data_ptr(), a.numel(), c10::cuda::getCurrentCUDAStream());
     COURSE_CHECK_LAUNCH(err);
     return grad_a;
 }

@@ -54,7 +54,7 @@ static uint16_t float_to_bfloat16(float f) {
     uint32_t x;
     memcpy(&x, &f, sizeof x);
     if ((x & 0x7fffffff) > 0x7f800000) return (uint16_t)((x >> 16) | 0x40); /* NaN stays NaN */
-    return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);               /* round to nearest even */
+    return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);                /* round to nearest even */
 }
 
 static double load(norm_dtype dtype, const void *p, int64_t i) {

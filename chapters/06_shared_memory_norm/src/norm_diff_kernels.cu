@@ -35,11 +35,11 @@
 
 namespace {
 
-constexpr int kThreads = 256;          /* threads per block, rungs 1-4 */
-constexpr int kSeedThreads = 512;      /* rung 0, as in the seed */
+constexpr int kThreads = 256;           /* threads per block, rungs 1-4 */
+constexpr int kSeedThreads = 512;       /* rung 0, as in the seed */
 constexpr int kTwoPassMaxBlocks = 1024; /* rungs 1-2: at most this many partials for the second pass */
-constexpr int kBlocksPerSM = 4;        /* rungs 3-4: "a few blocks per SM", each striding over the array */
-constexpr int kUnroll = 4;             /* rungs 3-4: 16-byte loads per tensor in flight per thread */
+constexpr int kBlocksPerSM = 4;         /* rungs 3-4: "a few blocks per SM", each striding over the array */
+constexpr int kUnroll = 4;              /* rungs 3-4: 16-byte loads per tensor in flight per thread */
 
 /* The accumulator type: fp32, or fp64 for double inputs. */
 template <typename T>
@@ -253,8 +253,8 @@ __global__ void norm_backward_kernel(const T *g, const T *norm, const T *a, cons
 /* ---- grids, the dispatcher ------------------------------------------------------------------------------------- */
 int sm_count() {
     int device = 0, sms = 0;
-    if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
-                                                                        device) != cudaSuccess) {
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
         return 0;
     }
     return sms;
@@ -340,8 +340,8 @@ cudaError_t launch_backward(const void *g, const void *norm, const void *a, cons
     const int64_t most = 32LL * (sm_count() > 0 ? sm_count() : 1);
     const int64_t blocks = ceil_div(n, kThreads) < most ? ceil_div(n, kThreads) : most;
     norm_backward_kernel<T><<<(unsigned int)blocks, kThreads, 0, stream>>>(
-        static_cast<const T *>(g), static_cast<const T *>(norm), static_cast<const T *>(a),
-        static_cast<const T *>(b), static_cast<T *>(grad_a), n);
+        static_cast<const T *>(g), static_cast<const T *>(norm), static_cast<const T *>(a), static_cast<const T *>(b),
+        static_cast<T *>(grad_a), n);
     return cudaGetLastError();
 }
 
@@ -351,8 +351,8 @@ extern "C" size_t norm_diff_workspace_bytes(int version, norm_dtype dtype, int64
     return workspace_bytes(version, n, element_size(dtype));
 }
 
-extern "C" cudaError_t norm_diff_cuda(int version, norm_dtype dtype, const void *a, const void *b, int64_t n,
-                                      void *out, void *workspace, size_t workspace_size, cudaStream_t stream) {
+extern "C" cudaError_t norm_diff_cuda(int version, norm_dtype dtype, const void *a, const void *b, int64_t n, void *out,
+                                      void *workspace, size_t workspace_size, cudaStream_t stream) {
     switch (dtype) {
         case NORM_F32:
             return launch(version, static_cast<const float *>(a), static_cast<const float *>(b), n,
@@ -364,8 +364,8 @@ extern "C" cudaError_t norm_diff_cuda(int version, norm_dtype dtype, const void 
             return launch(version, static_cast<const __half *>(a), static_cast<const __half *>(b), n,
                           static_cast<__half *>(out), workspace, workspace_size, stream);
         case NORM_BF16:
-            return launch(version, static_cast<const __nv_bfloat16 *>(a), static_cast<const __nv_bfloat16 *>(b),
-                          n, static_cast<__nv_bfloat16 *>(out), workspace, workspace_size, stream);
+            return launch(version, static_cast<const __nv_bfloat16 *>(a), static_cast<const __nv_bfloat16 *>(b), n,
+                          static_cast<__nv_bfloat16 *>(out), workspace, workspace_size, stream);
         default:
             return cudaErrorInvalidValue;
     }

@@ -1,0 +1,144 @@
+"""‖a − b‖₂ on the GPU: every rung of the ladder against PyTorch, fp32, n = 2^20 … 2^28.
+
+For each size: a device copy (the roof: it moves 8n bytes, 4n read and 4n written), every rung, torch.norm(a - b),
+torch.linalg.vector_norm(a - b) and torch.compile of torch.norm(a - b). Effective bandwidth counts the 8n bytes the
+norm must read. Each result is first compared with a float64 reference (the relative error is in the table), then
+timed with CUDA events (median of repeats, L2 flushed before each, so small sizes are not served from cache).
+Goals at 2^26 are checked at the end; the table goes to OUT/norm_diff.{csv,md}, the plot to OUT/norm_diff_bandwidth.png.
+
+    python bench.py --out build/logs          (make bench)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from functools import partial
+from pathlib import Path
+
+import torch
+from course.report import Table, environment_line
+from course.timing import bandwidth_gbs, time_cuda
+
+SIZES = [1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28]
+GOAL_N = 1 << 26
+DEVICE = "cuda"
+
+
+def plot(rows: list[dict], out: Path) -> Path | None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is missing: no plot")
+        return None
+    fig, ax = plt.subplots(figsize=(8, 5))
+    methods = dict.fromkeys(r["method"] for r in rows)
+    for method in methods:
+        points = [(r["n"], r["GB/s"]) for r in rows if r["method"] == method and r["GB/s"] == r["GB/s"]]
+        if not points:
+            continue
+        style = {"color": "black", "linestyle": "--", "linewidth": 2} if method == "device copy" else {"marker": "o"}
+        ax.plot(*zip(*points), label=method + (" (roof)" if method == "device copy" else ""), **style)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("n (fp32 elements per tensor)")
+    ax.set_ylabel("effective bandwidth on 8n bytes (GB/s)")
+    ax.set_title(f"‖a − b‖₂ — {environment_line()}", fontsize=8)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    path = out / "norm_diff_bandwidth.png"
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    return path
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=Path("build/logs"))
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        print("bench.py needs a CUDA GPU: none is visible here, so there is nothing to measure (exit 0).")
+        return 0
+    args.out.mkdir(parents=True, exist_ok=True)
+    from norm_diff import RUNGS, norm_diff
+
+    def expression(a, b):
+        return torch.norm(a - b)
+
+    compiled_static = torch.compile(expression, dynamic=False)  # specialised to 2^26, the goal's size
+    compiled_dynamic = torch.compile(expression, dynamic=True)  # one compilation for the other sizes
+
+    print("rungs: " + "; ".join(f"{v}: {what}" for v, what in RUNGS.items()))
+    table = Table(
+        "‖a − b‖₂, fp32", ["n", "method", "time_us", "GB/s", "% of copy", "vs torch.norm", "rel_error"], echo=True
+    )
+    at_goal: dict[str, dict] = {}
+    for n in SIZES:
+        a = torch.randn(n, device=DEVICE)
+        b = torch.randn(n, device=DEVICE)
+        exact = torch.linalg.vector_norm(a.double() - b.double()).item()
+        dst = torch.empty_like(a)
+        methods = {"device copy": partial(dst.copy_, a)}
+        methods.update({f"rung {v}": partial(norm_diff, a, b, v) for v in RUNGS})
+        methods["torch.norm(a - b)"] = partial(expression, a, b)
+        methods["torch.linalg.vector_norm(a - b)"] = lambda a=a, b=b: torch.linalg.vector_norm(a - b)
+        compiled = compiled_static if n == GOAL_N else compiled_dynamic
+        methods["torch.compile(torch.norm(a - b))"] = partial(compiled, a, b)
+        repeat = 30 if n <= 1 << 24 else 15
+        measured = {}
+        for name, fn in methods.items():
+            result = fn()  # correct before fast: the error is measured on this first result
+            error = float("nan") if name == "device copy" else abs(result.item() - exact) / exact
+            timing = time_cuda(fn, warmup=3, repeat=repeat, flush_l2=True)
+            measured[name] = {"time_us": timing.median_us, "rel_error": error}
+        copy_gbs = bandwidth_gbs(8 * n, measured["device copy"]["time_us"] / 1e3)
+        torch_us = measured["torch.norm(a - b)"]["time_us"]
+        for name, m in measured.items():
+            # Rung 0 only ever reads the first 4096 elements: a bandwidth on 8n bytes would be meaningless.
+            gbs = float("nan") if name == "rung 0" else bandwidth_gbs(8 * n, m["time_us"] / 1e3)
+            row = {
+                "n": n,
+                "method": name,
+                "time_us": m["time_us"],
+                "GB/s": gbs,
+                "% of copy": 100 * gbs / copy_gbs,
+                "vs torch.norm": torch_us / m["time_us"],
+                "rel_error": m["rel_error"],
+            }
+            table.add(**row)
+            if n == GOAL_N:
+                at_goal[name] = row
+        del a, b, dst
+        torch.cuda.empty_cache()
+    table.save(args.out / "norm_diff")
+    path = plot(table.rows, args.out)
+    if path:
+        print(f"\nplot: {path}")
+
+    # ---- goals at 2^26 fp32, same run --------------------------------------------------------------------------
+    best_name = min((k for k in at_goal if k.startswith("rung") and k != "rung 0"), key=lambda k: at_goal[k]["time_us"])
+    best = at_goal[best_name]
+    compiled = at_goal["torch.compile(torch.norm(a - b))"]
+    goals = [
+        (f"{best_name} bandwidth / device copy, 8n bytes", best["% of copy"] / 100, ">=", 0.90),
+        (f"{best_name} speed-up over torch.norm(a - b)", best["vs torch.norm"], ">=", 1.75),
+        (f"{best_name} speed-up over torch.compile", compiled["time_us"] / best["time_us"], ">", 1.0),
+        (f"{best_name} relative error vs float64", best["rel_error"], "<=", 1e-6),
+    ]
+    print(f"\n## Goals at n = 2^26, fp32 ({environment_line()})")
+    lines = []
+    for what, value, op, limit in goals:
+        ok = {">=": value >= limit, ">": value > limit, "<=": value <= limit}[op]
+        lines.append(f"{'PASS' if ok else 'MISS'}  {what}: {value:.3g} (goal {op} {limit:g})")
+        print(lines[-1])
+    errors = ", ".join(f"{k.split(':')[0]} {v['rel_error']:.1e}" for k, v in at_goal.items() if k != "device copy")
+    lines.append(f"relative errors at 2^26: {errors}")
+    print(lines[-1])
+    (args.out / "norm_diff_goals.txt").write_text("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
