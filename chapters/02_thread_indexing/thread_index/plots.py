@@ -15,7 +15,7 @@ from thread_index.emulate import emulate  # noqa: E402
 SAVE = {"dpi": 80, "metadata": {"Software": None}}  # small files that do not change from run to run
 
 
-def _thread_canvas(name: str, grid: tuple[int, int], block: tuple[int, int]) -> torch.Tensor:
+def thread_canvas(name: str, grid: tuple[int, int], block: tuple[int, int]) -> torch.Tensor:
     """The formula's index for every thread, laid out as the threads sit: row = global y, column = global x."""
     table = emulate(name, grid, block)
     x = table.block_idx[:, 0] * block[0] + table.thread_idx[:, 0]
@@ -25,7 +25,7 @@ def _thread_canvas(name: str, grid: tuple[int, int], block: tuple[int, int]) -> 
     return canvas
 
 
-def _draw_canvas(ax, canvas: torch.Tensor, grid, block, title: str) -> None:
+def draw_canvas(ax, canvas: torch.Tensor, grid, block, title: str) -> None:
     total = canvas.numel()
     counts = torch.bincount(canvas.flatten().clamp(0, total), minlength=total + 1)
     ax.imshow(canvas.numpy(), cmap="viridis", vmin=0, vmax=total - 1)
@@ -56,10 +56,10 @@ def _draw_canvas(ax, canvas: torch.Tensor, grid, block, title: str) -> None:
 def draw_mapping(out_dir: Path, grid=(3, 2), block=(4, 3)) -> Path:
     """Each thread of a 2D grid of 2D blocks, labelled with its global index: correct formula vs the seed's."""
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
-    _draw_canvas(axes[0], _thread_canvas("grid2d_block2d", grid, block), grid, block, "grid2d_block2d (correct)")
-    _draw_canvas(
+    draw_canvas(axes[0], thread_canvas("grid2d_block2d", grid, block), grid, block, "grid2d_block2d (correct)")
+    draw_canvas(
         axes[1],
-        _thread_canvas("pitfall_2d_add_dim", grid, block),
+        thread_canvas("pitfall_2d_add_dim", grid, block),
         grid,
         block,
         "pitfall_2d_add_dim (seed 002): red = shared or out of range",
