@@ -8,7 +8,8 @@
    grid capped at 8 blocks per SM, torch.add and a device copy (a.clone()). CUDA events, warm-up, median.
    Goal: vectorized add2 <= 1.02x torch.add's time at 2^26 fp32. Also fp16/bf16 at 2^26.
 3. Call overhead at n = 32: per-call host time of back-to-back calls for torch.add, the TORCH_LIBRARY op
-   (torch.ops.add2.add2.default), the checked Python wrapper add2.add2, and the pybind11-bound function of the
+   (torch.ops.add2.add2.default, autograd in C++), the same with a Python autograd registration
+   (torch.ops.add2.add2_seed.default), the checked Python wrapper add2.add2, and the pybind11-bound function of the
    JIT module. Goal: <= 1.2x torch.add (for the pybind11 function and for the TORCH_LIBRARY op).
 """
 
@@ -145,10 +146,12 @@ def main() -> int:
     a = torch.randn(32, device="cuda")
     b = torch.randn(32, device="cuda")
     op = torch.ops.add2.add2.default
+    op_seed = torch.ops.add2.add2_seed.default
     callers = [
         ("torch.add", lambda: torch.add(a, b)),
         ("pybind11 function (JIT module)", lambda: files.add2(a, b)),
         ("TORCH_LIBRARY op torch.ops.add2.add2.default", lambda: op(a, b)),
+        ("TORCH_LIBRARY op, Python autograd (add2_seed)", lambda: op_seed(a, b)),
         ("add2.add2 (Python checks + op)", lambda: add2.add2(a, b)),
     ]
     table = Table("call overhead at n = 32 (host time per call, back-to-back calls)", ["caller", "us", "vs torch.add"])

@@ -7,9 +7,14 @@
  *   pitfall_seed_n(c!, a, b, n)             PITFALL: the seed's interface, n passed separately and trusted
  *   emulate_seed(c!, a, b, n, grid, block)  CPU: runs version 1's loop for every (block, thread) of a launch
  *
- * Built ahead of time by setup.py (module add2._C); the Python wrappers, fake impls and autograd are in
- * add2/ops.py.
+ * Built ahead of time by setup.py (module add2._C); the Python wrappers and fake impls are in add2/ops.py.
+ *
+ * Autograd, two ways: add2's is registered here in C++ (Add2Backward below), add2_seed's and add2_capped's in Python
+ * with torch.library.register_autograd (add2/ops.py). The Python one is shorter, but it runs a Python function on
+ * every call, gradients or not; at n = 32, where the call is all there is, the benchmark shows what that costs.
  */
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/csrc/autograd/custom_function.h>
 #include <torch/library.h>
 
 #include "add2_torch.h"
@@ -18,6 +23,27 @@ namespace {
 
 at::Tensor add2_cuda(const at::Tensor &a, const at::Tensor &b) {
     return add2_torch::add2_vec(a, b, 0);
+}
+
+/* c = a + b: dc/da = dc/db = 1, so the backward hands the incoming gradient to both inputs. The forward calls the
+ * op again below the autograd key (through the dispatcher, so fake tensors under torch.compile reach the fake impl),
+ * and autograd records Add2Backward when an input requires grad. */
+struct Add2Backward : public torch::autograd::Function<Add2Backward> {
+    static at::Tensor forward(torch::autograd::AutogradContext *, const at::Tensor &a, const at::Tensor &b) {
+        static const auto op = c10::Dispatcher::singleton()
+                                   .findSchemaOrThrow("add2::add2", "")
+                                   .typed<at::Tensor(const at::Tensor &, const at::Tensor &)>();
+        const at::AutoDispatchBelowADInplaceOrView below_autograd;
+        return op.call(a, b);
+    }
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext *,
+                                                   torch::autograd::variable_list grads) {
+        return {grads[0], grads[0]};
+    }
+};
+
+at::Tensor add2_autograd(const at::Tensor &a, const at::Tensor &b) {
+    return Add2Backward::apply(a, b);
 }
 
 at::Tensor add2_capped_cuda(const at::Tensor &a, const at::Tensor &b, int64_t blocks_per_sm) {
@@ -65,6 +91,10 @@ TORCH_LIBRARY_IMPL(add2, CUDA, m) {
     m.impl("add2_seed", &add2_torch::add2_seed);
     m.impl("add2_capped", &add2_capped_cuda);
     m.impl("pitfall_seed_n", &pitfall_seed_n_cuda);
+}
+
+TORCH_LIBRARY_IMPL(add2, Autograd, m) {
+    m.impl("add2", &add2_autograd);
 }
 
 TORCH_LIBRARY_IMPL(add2, CPU, m) {

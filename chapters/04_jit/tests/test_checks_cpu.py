@@ -73,3 +73,23 @@ def test_emulate_refuses_out_of_bounds_n():
     a = torch.randn(10)
     with pytest.raises(RuntimeError, match=r"n must be in \[0, numel\]"):
         add2.emulate_seed(a, a, grid=1, block=32, n=11)
+
+
+@pytest.mark.parametrize("name", ["add2", "add2_seed"])
+def test_autograd_wiring_on_meta_tensors(name):
+    """add2's autograd is C++ (Add2Backward), add2_seed's Python (register_autograd); on meta tensors both run
+    without a GPU: the forward redispatches to the fake impl, the backward hands the gradient to a and b."""
+    a = torch.empty(3, 4, device="meta", requires_grad=True)
+    b = torch.empty(3, 4, device="meta", requires_grad=True)
+    out = getattr(torch.ops.add2, name)(a, b)
+    assert out.requires_grad and out.grad_fn is not None
+    out.backward(torch.empty(3, 4, device="meta"))
+    assert a.grad.shape == (3, 4) and b.grad.shape == (3, 4)
+    with torch.no_grad():
+        assert getattr(torch.ops.add2, name)(a, b).grad_fn is None
+
+
+@pytest.mark.parametrize("name", ["add2", "add2_seed"])
+def test_opcheck_on_meta_tensors(name):
+    a = torch.empty(5, device="meta")
+    torch.library.opcheck(getattr(torch.ops.add2, name).default, (a, a))
