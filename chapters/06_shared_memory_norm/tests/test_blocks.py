@@ -44,3 +44,29 @@ def test_bad_block_sizes_are_refused():
         emulate.tree_sum(np.ones(48))
     with pytest.raises(ValueError, match="32 lanes"):
         emulate.warp_sum(np.ones(31))
+
+
+@pytest.mark.nvcc
+def test_racecheck_demo_compiles(tmp_path):
+    """The pitfall program that `make racecheck-demo` runs under compute-sanitizer (on a GPU machine) builds here."""
+    import subprocess
+    from pathlib import Path
+
+    from course.gpu import find_nvcc
+
+    chapter = Path(__file__).resolve().parents[1]
+    result = subprocess.run(
+        [
+            find_nvcc(),
+            "-arch=sm_90",
+            "-I",
+            str(chapter.parents[1] / "common" / "include"),
+            str(chapter / "src" / "racecheck_demo.cu"),
+            "-o",
+            str(tmp_path / "racecheck_demo"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "racecheck_demo").exists()
