@@ -15,7 +15,9 @@ RUNGS = [1, 2, 3, 4]  # rung 0 is the pitfall, tested below
 @pytest.mark.parametrize("version", RUNGS)
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("n", [0, 1, 7, 31, 4097, 65_536 * 3 + 5])
-def test_every_rung_matches_float64_reference(version, dtype, n):
+def test_every_rung_matches_float64_reference(version, dtype, n, small):
+    if small and n > 4097:
+        pytest.skip("large sizes are covered outside compute-sanitizer")
     a, b = inputs(n, dtype, "cuda")
     assert_norm_close(norm_diff(a, b, version=version), a, b)
 
@@ -62,6 +64,7 @@ def test_relative_error_at_2_26_fp32(version, small):
 def test_backward_on_gpu_streams():
     a, b = inputs(5000, torch.float32, "cuda")
     stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())  # a and b were made on the default stream
     with torch.cuda.stream(stream):  # kernels must run on PyTorch's current stream
         a2, b2 = a.clone().requires_grad_(), b.clone()
         norm_diff(a2, b2).backward()
