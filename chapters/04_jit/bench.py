@@ -121,7 +121,22 @@ def main() -> int:
                 ratio_at_26 = t.median_ms / baseline
         del a, b
     table.save(args.out / "add2_sizes")
-    goals.append(("vectorized add2 / torch.add, 2^26 fp32", ratio_at_26, 1.02))
+
+    # The goal is a 2 % margin, about the size of run-to-run noise: measure it again, alternating the two kernels
+    # over several rounds, and take the median ratio.
+    n = 1 << 26
+    a = torch.randn(n, device="cuda")
+    b = torch.randn(n, device="cuda")
+    ratios = []
+    for _ in range(7):
+        t_torch = time_cuda(lambda: torch.add(a, b), warmup=3, repeat=20).median_ms
+        t_add2 = time_cuda(lambda: add2.add2(a, b), warmup=3, repeat=20).median_ms
+        ratios.append(t_add2 / t_torch)
+    del a, b
+    ratios.sort()
+    shown = ", ".join(f"{r:.3f}" for r in ratios)
+    print(f"\nvectorized add2 / torch.add at 2^26 fp32: sweep {ratio_at_26:.3f}; 7 alternating rounds {shown}")
+    goals.append(("vectorized add2 / torch.add, 2^26 fp32 (median of 7 rounds)", ratios[len(ratios) // 2], 1.02))
 
     table = Table("c = a + b at n = 2^26, half precision", ["dtype", "kernel", "time_us", "GB/s", "vs torch.add"])
     n = 1 << 26
