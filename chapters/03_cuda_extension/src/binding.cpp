@@ -15,6 +15,7 @@
 #include <c10/cuda/CUDAStream.h>
 
 #include <cmath>
+#include <string>
 #include <tuple>
 
 #include "course_torch.h"
@@ -24,6 +25,13 @@
 namespace {
 
 using at::Tensor;
+
+// "(2, 3)", as Python prints a shape.
+std::string shape_str(at::IntArrayRef shape) {
+    std::string out = "(";
+    for (size_t k = 0; k < shape.size(); ++k) out += (k ? ", " : "") + std::to_string(shape[k]);
+    return out + (shape.size() == 1 ? ",)" : ")");
+}
 
 void check_dtype(const Tensor &t, const char *name) {
     const auto s = t.scalar_type();
@@ -45,7 +53,7 @@ void check_broadcast(at::IntArrayRef x_shape, at::IntArrayRef b_shape) {
         const int64_t bs = b_shape[b_shape.size() - k], xs = x_shape[x_shape.size() - k];
         ok = bs == xs || bs == 1;
     }
-    TORCH_CHECK(ok, "b of shape ", b_shape, " cannot be broadcast to x's shape ", x_shape);
+    TORCH_CHECK(ok, "b of shape ", shape_str(b_shape), " cannot be broadcast to x's shape ", shape_str(x_shape));
 }
 
 // The C core's and the kernels' broadcast contract: b repeats every b_n elements of x. That holds when b's shape,
@@ -126,7 +134,8 @@ Tensor forward_cpu(const Tensor &x_, const Tensor &b_) {
 std::tuple<Tensor, Tensor> backward_cpu(const Tensor &grad_y_, const Tensor &x_, at::IntArrayRef b_shape) {
     check_dtype(x_, "x");
     check_pair(x_, "x", grad_y_, "grad_y");
-    TORCH_CHECK(grad_y_.sizes() == x_.sizes(), "grad_y must have x's shape ", x_.sizes(), ", got ", grad_y_.sizes());
+    TORCH_CHECK(grad_y_.sizes() == x_.sizes(), "grad_y must have x's shape ", shape_str(x_.sizes()), ", got ",
+                shape_str(grad_y_.sizes()));
     check_broadcast(x_.sizes(), b_shape);
     const int64_t n = x_.numel(), r = repeat_length(x_.sizes(), b_shape), b_n = r == 0 ? n : r;
     const bool half = x_.scalar_type() == at::kHalf || x_.scalar_type() == at::kBFloat16;
@@ -170,7 +179,8 @@ Tensor forward_cuda(const Tensor &x, const Tensor &b) {
 Tensor grad_x_cuda(const Tensor &grad_y_, const Tensor &x_) {
     check_dtype(x_, "x");
     check_pair(x_, "x", grad_y_, "grad_y");
-    TORCH_CHECK(grad_y_.sizes() == x_.sizes(), "grad_y must have x's shape ", x_.sizes(), ", got ", grad_y_.sizes());
+    TORCH_CHECK(grad_y_.sizes() == x_.sizes(), "grad_y must have x's shape ", shape_str(x_.sizes()), ", got ",
+                shape_str(grad_y_.sizes()));
     const c10::cuda::CUDAGuard guard(x_.device());
     Tensor x = x_.contiguous(), grad_y = grad_y_.contiguous();
     Tensor grad_x = at::empty(x.sizes(), x.options());
@@ -183,7 +193,8 @@ Tensor grad_x_cuda(const Tensor &grad_y_, const Tensor &x_) {
 std::tuple<Tensor, Tensor> backward_cuda(const Tensor &grad_y_, const Tensor &x_, at::IntArrayRef b_shape) {
     check_dtype(x_, "x");
     check_pair(x_, "x", grad_y_, "grad_y");
-    TORCH_CHECK(grad_y_.sizes() == x_.sizes(), "grad_y must have x's shape ", x_.sizes(), ", got ", grad_y_.sizes());
+    TORCH_CHECK(grad_y_.sizes() == x_.sizes(), "grad_y must have x's shape ", shape_str(x_.sizes()), ", got ",
+                shape_str(grad_y_.sizes()));
     check_broadcast(x_.sizes(), b_shape);
     const c10::cuda::CUDAGuard guard(x_.device());
     Tensor x = x_.contiguous(), grad_y = grad_y_.contiguous();
