@@ -1,14 +1,29 @@
 """Appendix: y = x*x + b (forward only) built against LibTorch's stable ABI and Python's limited API.
 
-import square_bias_cuda_stable
-y = torch.ops.square_bias_cuda_stable.square_bias(x, b)
+from square_bias_cuda_stable import square_bias
+y = square_bias(x, b)            # or torch.ops.square_bias_cuda_stable.square_bias(x, b)
 """
 
 import torch
+from course import check_same, check_tensor
 from course.build import import_extension
 
 import_extension("square_bias_cuda_stable")
-square_bias = torch.ops.square_bias_cuda_stable.square_bias
+DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+
+
+def square_bias(x: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Checked in Python first, as in the main op: with torch 2.11 an error raised inside a stable-ABI kernel
+    crashed the interpreter in our tests, so bad input should never reach the C++ checks."""
+    check_tensor("x", x, dtypes=DTYPES)
+    check_tensor("b", b, dtypes=DTYPES)
+    check_same(x=x, b=b, attributes=("device", "dtype"))
+    stripped = list(b.shape)
+    while stripped and stripped[0] == 1:
+        stripped.pop(0)
+    if x.numel() and (len(stripped) > x.dim() or list(x.shape[x.dim() - len(stripped) :]) != stripped):
+        raise ValueError(f"the stable variant takes a b that is a scalar, a row or of x's shape, not {tuple(b.shape)}")
+    return torch.ops.square_bias_cuda_stable.square_bias(x, b)
 
 
 @torch.library.register_fake("square_bias_cuda_stable::square_bias")
