@@ -25,16 +25,21 @@ at::Tensor add2_cuda(const at::Tensor &a, const at::Tensor &b) {
     return add2_torch::add2_vec(a, b, 0);
 }
 
+/* The op, looked up once, for calling it again through the dispatcher. */
+const c10::TypedOperatorHandle<at::Tensor(const at::Tensor &, const at::Tensor &)> &add2_op() {
+    static const auto op = c10::Dispatcher::singleton()
+                               .findSchemaOrThrow("add2::add2", "")
+                               .typed<at::Tensor(const at::Tensor &, const at::Tensor &)>();
+    return op;
+}
+
 /* c = a + b: dc/da = dc/db = 1, so the backward hands the incoming gradient to both inputs. The forward calls the
  * op again below the autograd key (through the dispatcher, so fake tensors under torch.compile reach the fake impl),
  * and autograd records Add2Backward when an input requires grad. */
 struct Add2Backward : public torch::autograd::Function<Add2Backward> {
     static at::Tensor forward(torch::autograd::AutogradContext *, const at::Tensor &a, const at::Tensor &b) {
-        static const auto op = c10::Dispatcher::singleton()
-                                   .findSchemaOrThrow("add2::add2", "")
-                                   .typed<at::Tensor(const at::Tensor &, const at::Tensor &)>();
         const at::AutoDispatchBelowADInplaceOrView below_autograd;
-        return op.call(a, b);
+        return add2_op().call(a, b);
     }
     static torch::autograd::variable_list backward(torch::autograd::AutogradContext *,
                                                    torch::autograd::variable_list grads) {
@@ -43,6 +48,11 @@ struct Add2Backward : public torch::autograd::Function<Add2Backward> {
 };
 
 at::Tensor add2_autograd(const at::Tensor &a, const at::Tensor &b) {
+    if (!at::GradMode::is_enabled() || !(a.requires_grad() || b.requires_grad())) {
+        // No graph to record: skip building an autograd node (Function::apply always makes one), go straight down.
+        const at::AutoDispatchBelowADInplaceOrView below_autograd;
+        return add2_op().call(a, b);
+    }
     return Add2Backward::apply(a, b);
 }
 
