@@ -401,7 +401,8 @@ __global__ void pitfall_seed_index_kernel(const float *x, const float *b, float 
 }
 
 // PITFALL 2: a 2D grid sized by the tensor's shape, one block row per tensor row. gridDim.y (and .z) may not pass
-// 65,535, so a tensor of 65,536 rows or more cannot even be launched: cudaErrorInvalidConfiguration. (The seed's
+// 65,535, so a tensor of 65,536 rows or more cannot even be launched (cudaErrorInvalidValue with CUDA 13,
+// cudaErrorInvalidConfiguration before). (The seed's
 // dim3(x.size(0), x.size(1)) hits the same wall at 65,536 columns.) A 1D grid-stride loop has no such limit.
 __global__ void pitfall_rows_grid_kernel(const float *x, const float *b, float *y, int64_t rows, int64_t cols) {
     const int64_t row = blockIdx.y, col = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
