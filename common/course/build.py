@@ -27,6 +27,14 @@ CXX_FLAGS = ["-O3", *WARNINGS]  # torch adds the C++ standard it was built with
 NVCC_FLAGS = ["-O3", "--use_fast_math", "-lineinfo", "-Xcompiler=-Wall,-Wextra"]
 
 
+def ensure_cuda_home() -> None:
+    """Outside make (a notebook, a plain `python`), point PyTorch at the real toolkit as common/python.mk does. On
+    some machines /usr/local/bin/nvcc is a wrapper, and PyTorch would then look for -lcudart under /usr/local."""
+    toolkit = Path("/usr/local/cuda")
+    if not os.environ.get("CUDA_HOME") and not os.environ.get("CUDA_PATH") and (toolkit / "bin" / "nvcc").exists():
+        os.environ["CUDA_HOME"] = str(toolkit)
+
+
 def exercise_mode() -> bool:
     return os.environ.get("EXERCISE", "0") == "1"
 
@@ -125,6 +133,7 @@ def jit_load(name: str, sources: list[str | Path], *, cuda: bool | None = None, 
 
     The JIT builds in TORCH_EXTENSIONS_DIR (default ~/.cache/torch_extensions/<python>_<cuda>/<name>), runs ninja
     there, and reuses the result while the sources and flags hash the same."""
+    ensure_cuda_home()
     from torch.utils.cpp_extension import load
 
     sources = [str(s) for s in sources]

@@ -23,12 +23,9 @@ import os
 from pathlib import Path
 
 import torch
-from course.build import CXX_FLAGS, INCLUDE_DIR, NVCC_FLAGS, chapter_source, exercise_mode, jit_load
+from course.build import CXX_FLAGS, INCLUDE_DIR, NVCC_FLAGS, chapter_source, ensure_cuda_home, exercise_mode, jit_load
 
-# Outside `make` (a notebook, a plain `python`), point PyTorch at the real toolkit as common/python.mk does: on some
-# machines /usr/local/bin/nvcc is a wrapper, and PyTorch would then look for -lcudart under /usr/local.
-if not os.environ.get("CUDA_HOME") and not os.environ.get("CUDA_PATH") and Path("/usr/local/cuda/bin/nvcc").exists():
-    os.environ["CUDA_HOME"] = "/usr/local/cuda"
+ensure_cuda_home()
 
 CHAPTER_DIR = Path(__file__).resolve().parents[1]
 SRC_DIR = CHAPTER_DIR / "src"
