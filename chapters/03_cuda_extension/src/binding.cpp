@@ -105,6 +105,12 @@ sb_dtype kernel_dtype(const Tensor &t) {
     }
 }
 
+// A launcher's error as a Python RuntimeError. (COURSE_CHECK_LAUNCH evaluates its argument more than once on
+// failure, so it gets a variable here, never the launcher call itself: that would launch again.)
+void check_launch(cudaError_t err) {
+    COURSE_CHECK_LAUNCH(err);
+}
+
 void check_core(int status, const char *what) {
     TORCH_CHECK(status == SQUARE_BIAS_OK, what, ": chapter 01's C core rejected the sizes (status ", status, ")");
 }
@@ -171,8 +177,8 @@ Tensor forward_cuda(const Tensor &x, const Tensor &b) {
     Prepared p = prepare(x, b);
     const c10::cuda::CUDAGuard guard(p.x.device());  // launches and allocations go to x's GPU
     Tensor y = at::empty(p.x.sizes(), p.x.options());
-    COURSE_CHECK_LAUNCH(square_bias_forward_cuda(kernel_dtype(p.x), p.x.const_data_ptr(), p.b.const_data_ptr(),
-                                                 y.mutable_data_ptr(), p.n, p.b_n, c10::cuda::getCurrentCUDAStream()));
+    check_launch(square_bias_forward_cuda(kernel_dtype(p.x), p.x.const_data_ptr(), p.b.const_data_ptr(),
+                                          y.mutable_data_ptr(), p.n, p.b_n, c10::cuda::getCurrentCUDAStream()));
     return y;
 }
 
@@ -184,9 +190,8 @@ Tensor grad_x_cuda(const Tensor &grad_y_, const Tensor &x_) {
     const c10::cuda::CUDAGuard guard(x_.device());
     Tensor x = x_.contiguous(), grad_y = grad_y_.contiguous();
     Tensor grad_x = at::empty(x.sizes(), x.options());
-    COURSE_CHECK_LAUNCH(square_bias_grad_x_cuda(kernel_dtype(x), grad_y.const_data_ptr(), x.const_data_ptr(),
-                                                grad_x.mutable_data_ptr(), x.numel(),
-                                                c10::cuda::getCurrentCUDAStream()));
+    check_launch(square_bias_grad_x_cuda(kernel_dtype(x), grad_y.const_data_ptr(), x.const_data_ptr(),
+                                         grad_x.mutable_data_ptr(), x.numel(), c10::cuda::getCurrentCUDAStream()));
     return grad_x;
 }
 
@@ -209,12 +214,12 @@ std::tuple<Tensor, Tensor> backward_cuda(const Tensor &grad_y_, const Tensor &x_
     Tensor grad_b = at::empty(b_shape, x.options());
     if (n == 0) return {grad_x, grad_b.zero_()};
     size_t bytes = 0;
-    COURSE_CHECK_LAUNCH(square_bias_backward_workspace_bytes(dtype, n, r, &bytes));
+    check_launch(square_bias_backward_workspace_bytes(dtype, n, r, &bytes));
     // Scratch for the per-block partial sums, from PyTorch's caching allocator (on this stream: no sync needed).
     Tensor workspace = at::empty({static_cast<int64_t>(bytes)}, x.options().dtype(at::kByte));
-    COURSE_CHECK_LAUNCH(square_bias_backward_cuda(dtype, grad_y.const_data_ptr(), x.const_data_ptr(),
-                                                  grad_x.mutable_data_ptr(), grad_b.mutable_data_ptr(), n, r,
-                                                  workspace.mutable_data_ptr(), bytes, stream));
+    check_launch(square_bias_backward_cuda(dtype, grad_y.const_data_ptr(), x.const_data_ptr(),
+                                           grad_x.mutable_data_ptr(), grad_b.mutable_data_ptr(), n, r,
+                                           workspace.mutable_data_ptr(), bytes, stream));
     return {grad_x, grad_b};
 }
 
@@ -254,8 +259,8 @@ Tensor pitfall_cuda(const Tensor &x_, const Tensor &b_, bool seed_index) {
     const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
     const float *xp = x.const_data_ptr<float>(), *bp = b.const_data_ptr<float>();
     float *yp = y.mutable_data_ptr<float>();
-    COURSE_CHECK_LAUNCH(seed_index ? pitfall_seed_index_forward_cuda(xp, bp, yp, x.size(0), x.size(1), stream)
-                                   : pitfall_rows_grid_forward_cuda(xp, bp, yp, x.size(0), x.size(1), stream));
+    check_launch(seed_index ? pitfall_seed_index_forward_cuda(xp, bp, yp, x.size(0), x.size(1), stream)
+                            : pitfall_rows_grid_forward_cuda(xp, bp, yp, x.size(0), x.size(1), stream));
     return y;
 }
 

@@ -24,11 +24,13 @@ def test_pitfall_seed_index_with_4_thread_blocks_is_wrong():
     torch.testing.assert_close(square_bias(x, b), expected)  # the fix: a 1D grid-stride loop
 
 
-def test_pitfall_2d_grid_by_rows_fails_past_65535_rows():
+def test_pitfall_2d_grid_by_rows_fails_past_65535_rows(small):
     """A grid with one block row per tensor row: gridDim.y may not exceed 65,535. The launch is refused (CUDA 13
     reports cudaErrorInvalidValue, older toolkits cudaErrorInvalidConfiguration)."""
     ok = torch.randn(65535, 4, device="cuda")
     torch.testing.assert_close(ops.pitfall_rows_grid(ok, ok), reference_forward(ok, ok))  # at the limit: fine
+    if small:
+        pytest.skip("under compute-sanitizer the refused launch counts as an API error; shown in the normal run")
     x = torch.randn(65536, 4, device="cuda")
     b = torch.randn(65536, 4, device="cuda")
     with pytest.raises(RuntimeError, match="cudaErrorInvalid(Configuration|Value)"):
