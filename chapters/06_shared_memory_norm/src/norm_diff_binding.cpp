@@ -11,9 +11,12 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/scalar_tensor.h>
+#include <c10/core/ScalarType.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 #include <torch/library.h>
+
+#include <string>
 
 #include "course_torch.h"
 #include "norm_diff.h"
@@ -26,6 +29,14 @@
 #define NORM_TORCH_LIBRARY_IMPL(ns, key, m) TORCH_LIBRARY_IMPL(ns, key, m)
 
 namespace {
+
+// Messages are built from strings only (std::to_string, not `stream << number`): on a machine where two copies of
+// libstdc++ meet in one process, streaming a number into an ostringstream inside the extension can crash.
+std::string shape_string(at::IntArrayRef sizes) {
+    std::string text = "(";
+    for (size_t i = 0; i < sizes.size(); i++) text += (i ? ", " : "") + std::to_string(sizes[i]);
+    return text + (sizes.size() == 1 ? ",)" : ")");
+}
 
 norm_dtype to_norm_dtype(at::ScalarType type) {
     switch (type) {
@@ -40,17 +51,20 @@ norm_dtype to_norm_dtype(at::ScalarType type) {
         default:
             break;
     }
-    TORCH_CHECK(false, "norm_diff supports float32, float64, float16 and bfloat16, not ", type);
+    TORCH_CHECK(false, "norm_diff supports float32, float64, float16 and bfloat16, not ", c10::toString(type));
     return NORM_F32;  // not reached
 }
 
 void check_pair(const at::Tensor &a, const at::Tensor &b, int64_t version) {
-    TORCH_CHECK(a.sizes() == b.sizes(), "a and b must have the same shape, got ", a.sizes(), " and ", b.sizes());
-    TORCH_CHECK(a.scalar_type() == b.scalar_type(), "a and b must have the same dtype, got ", a.scalar_type(), " and ",
-                b.scalar_type());
-    TORCH_CHECK(a.device() == b.device(), "a and b must be on the same device, got ", a.device(), " and ", b.device());
+    TORCH_CHECK(a.sizes() == b.sizes(), "a and b must have the same shape, got ", shape_string(a.sizes()), " and ",
+                shape_string(b.sizes()));
+    TORCH_CHECK(a.scalar_type() == b.scalar_type(), "a and b must have the same dtype, got ",
+                c10::toString(a.scalar_type()), " and ", c10::toString(b.scalar_type()));
+    TORCH_CHECK(a.device() == b.device(), "a and b must be on the same device, got ", a.device().str(), " and ",
+                b.device().str());
     TORCH_CHECK(version >= NORM_VERSION_FIRST && version <= NORM_VERSION_LAST, "version must be in ",
-                NORM_VERSION_FIRST, "..", NORM_VERSION_LAST, ", got ", version);
+                std::to_string(NORM_VERSION_FIRST), "..", std::to_string(NORM_VERSION_LAST), ", got ",
+                std::to_string(version));
 }
 
 at::Tensor norm_diff_cpu_impl(const at::Tensor &a_in, const at::Tensor &b_in, int64_t version) {
@@ -80,7 +94,7 @@ void check_backward(const at::Tensor &grad, const at::Tensor &a, const at::Tenso
     check_pair(a, b, NORM_VERSION_BEST);
     TORCH_CHECK(grad.numel() == 1 && norm.numel() == 1, "grad and norm must hold one element each");
     TORCH_CHECK(grad.scalar_type() == a.scalar_type() && norm.scalar_type() == a.scalar_type(),
-                "grad and norm must have a's dtype ", a.scalar_type());
+                "grad and norm must have a's dtype ", c10::toString(a.scalar_type()));
     TORCH_CHECK(grad.device() == a.device() && norm.device() == a.device(), "grad and norm must be on a's device");
 }
 
