@@ -7,7 +7,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from course_layout import ROOT
 
 MARKDOWN = sorted(p for p in ROOT.rglob("*.md") if not {".venv", "build", ".git"} & set(p.relative_to(ROOT).parts))

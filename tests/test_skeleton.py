@@ -10,8 +10,16 @@ def test_there_are_chapters():
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=ids(CHAPTERS))
 def test_chapter_skeleton(chapter):
-    for name in ("README.md", "Makefile", "src", "tests", "exercises"):
+    for name in ("README.md", "Makefile", "tests", "exercises"):
         assert (chapter / name).exists(), f"{chapter.name} lacks {name}"
+    # C, C++ and CUDA sources live in src/ (the student's copies in exercises/, kept seed bugs in pitfalls/).
+    stray = [
+        p
+        for ext in ("*.c", "*.cu", "*.cpp", "*.h", "*.cuh")
+        for p in chapter.rglob(ext)
+        if p.relative_to(chapter).parts[0] not in ("src", "exercises", "pitfalls", "build")
+    ]
+    assert stray == [], f"{chapter.name}: sources outside src/: {stray}"
     package = chapter / package_of(chapter)
     assert (package / "__init__.py").exists(), f"{chapter.name}: package {package.name}/ lacks __init__.py"
     assert (package / "__main__.py").exists(), f"{chapter.name}: `make run` needs {package.name}/__main__.py"

@@ -1,0 +1,290 @@
+"""One harness, every implementation the course built, the same inputs and the same timer.
+
+Four workloads, each done several ways:
+
+  square_bias   y = x² + b (b a scalar)   Python loop, NumPy, eager CPU, C extension (ch01), eager GPU,
+                                          CUDA extension (ch03), torch.compile
+  add           c = a + b                 Python loop, NumPy, eager CPU, eager GPU, add2 seed and vectorized
+                                          (ch04, JIT/AOT-built), torch.compile
+  relu          y = max(x, 0)             NumPy, eager CPU, eager GPU, NVRTC ReLU (ch05), torch.compile
+  norm          ‖a − b‖₂                  NumPy, eager CPU, torch.norm(a - b) on the GPU, the ch06 ladder, torch.compile
+
+Every implementation is checked against a float64 reference before it is timed (correct before fast). GPU work
+is timed with CUDA events after warm-up (course.timing.time_cuda), CPU work with a monotonic clock.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from course.build import exercise_or_reference
+from course.notebook import use_chapter
+from course.timing import bandwidth_gbs, time_cpu, time_cuda
+
+# Bytes each workload must move per element in float32 (each input read once, each output written once) and the
+# floating-point operations per element: the two numbers that place it on a roofline.
+WORKLOADS = {
+    "square_bias": {"bytes": 8, "flops": 2, "what": "y = x*x + b"},
+    "add": {"bytes": 12, "flops": 1, "what": "c = a + b"},
+    "relu": {"bytes": 8, "flops": 1, "what": "y = max(x, 0)"},
+    "norm": {"bytes": 8, "flops": 3, "what": "||a - b||_2"},
+}
+PYTHON_LOOP_MAX = 2**16  # a Python loop at 2**28 would take minutes
+CPU_MAX = 2**24
+
+
+@dataclass
+class Implementation:
+    workload: str
+    name: str
+    device: str  # "cpu" or "cuda"
+    # Given float32 inputs on `device`, return a zero-argument callable that does the work once and returns the
+    # result (a tensor, array, list or number), to be checked and timed.
+    prepare: Callable[..., Callable[[], object]]
+    max_n: int | None = None
+    baseline: bool = False  # eager PyTorch on this device: the others' speed-up is relative to it
+    chapter: str | None = None
+
+
+def _chapter(name: str, module: str):
+    """Import a chapter's package, or None (with the reason printed once) when it is not built here."""
+    try:
+        use_chapter(name, build=False)
+        return __import__(module)
+    except Exception as error:  # noqa: BLE001 - any import problem just leaves those rows out
+        print(f"  (skipping {name}: {type(error).__name__}: {str(error).splitlines()[0][:160]})", file=sys.stderr)
+        return None
+
+
+def _numpy(fn):
+    """The tensors become NumPy arrays once, outside the timed call."""
+
+    def prepare(*tensors):
+        arrays = [t.numpy() for t in tensors]
+        return lambda: fn(*arrays)
+
+    return prepare
+
+
+def _python(fn):
+    """The tensors become Python lists (a 0-d tensor a float) once, outside the timed call."""
+
+    def prepare(*tensors):
+        values = [t.tolist() for t in tensors]
+        return lambda: fn(*values)
+
+    return prepare
+
+
+def _compiled(fn):
+    # dynamic=True: one compilation serves every size instead of one per size.
+    return torch.compile(fn, dynamic=True)
+
+
+def implementations(*, with_compile: bool = True) -> list[Implementation]:
+    impls: list[Implementation] = []
+    add = impls.append
+
+    # --- y = x*x + b ---------------------------------------------------------------------------------------------
+    add(
+        Implementation(
+            "square_bias",
+            "python loop",
+            "cpu",
+            _python(lambda xs, b: [v * v + b for v in xs]),
+            max_n=PYTHON_LOOP_MAX,
+        )
+    )
+    add(Implementation("square_bias", "numpy", "cpu", _numpy(lambda x, b: x * x + b)))
+    add(Implementation("square_bias", "eager", "cpu", lambda x, b: lambda: x * x + b, baseline=True))
+    sq = _chapter("01_c_extension", "square_bias")
+    if sq is not None:
+        add(
+            Implementation("square_bias", "C extension", "cpu", lambda x, b: lambda: sq.square_bias(x, b), chapter="01")
+        )
+    add(Implementation("square_bias", "eager", "cuda", lambda x, b: lambda: x * x + b, baseline=True))
+    sqc = _chapter("03_cuda_extension", "square_bias_cuda")
+    if sqc is not None:
+        add(
+            Implementation(
+                "square_bias", "CUDA extension", "cuda", lambda x, b: lambda: sqc.square_bias(x, b), chapter="03"
+            )
+        )
+    if with_compile:
+        fused = _compiled(lambda x, b: x * x + b)
+        add(Implementation("square_bias", "torch.compile", "cuda", lambda x, b: lambda: fused(x, b)))
+
+    # --- c = a + b -----------------------------------------------------------------------------------------------
+    add(
+        Implementation(
+            "add",
+            "python loop",
+            "cpu",
+            _python(lambda a, b: [p + q for p, q in zip(a, b)]),
+            max_n=PYTHON_LOOP_MAX,
+        )
+    )
+    add(Implementation("add", "numpy", "cpu", _numpy(lambda a, b: a + b)))
+    add(Implementation("add", "eager", "cpu", lambda a, b: lambda: a + b, baseline=True))
+    add(Implementation("add", "eager", "cuda", lambda a, b: lambda: a + b, baseline=True))
+    add2 = _chapter("04_jit", "add2")
+    if add2 is not None:
+        add(Implementation("add", "add2 vectorized", "cuda", lambda a, b: lambda: add2.add2(a, b), chapter="04"))
+        add(Implementation("add", "add2 seed", "cuda", lambda a, b: lambda: add2.add2_seed(a, b), chapter="04"))
+    if with_compile:
+        compiled_add = _compiled(lambda a, b: a + b)
+        add(Implementation("add", "torch.compile", "cuda", lambda a, b: lambda: compiled_add(a, b)))
+
+    # --- y = relu(x) ---------------------------------------------------------------------------------------------
+    add(Implementation("relu", "numpy", "cpu", _numpy(lambda x: x.clip(min=0))))
+    add(Implementation("relu", "eager", "cpu", lambda x: lambda: torch.relu(x), baseline=True))
+    add(Implementation("relu", "eager", "cuda", lambda x: lambda: torch.relu(x), baseline=True))
+    relu = _chapter("05_nvrtc", "nvrtc_relu")
+    if relu is not None:
+        add(Implementation("relu", "NVRTC ReLU", "cuda", lambda x: lambda: relu.relu_forward(x), chapter="05"))
+    if with_compile:
+        compiled_relu = _compiled(torch.relu)
+        add(Implementation("relu", "torch.compile", "cuda", lambda x: lambda: compiled_relu(x)))
+
+    # --- ||a - b|| -----------------------------------------------------------------------------------------------
+    add(Implementation("norm", "numpy", "cpu", _numpy(lambda a, b: float(((a - b) ** 2).sum() ** 0.5))))
+    add(Implementation("norm", "eager", "cpu", lambda a, b: lambda: torch.norm(a - b), baseline=True))
+    add(Implementation("norm", "eager", "cuda", lambda a, b: lambda: torch.norm(a - b), baseline=True))
+    norm = _chapter("06_shared_memory_norm", "norm_diff")
+    if norm is not None:
+        for version in sorted(norm.VERSIONS):
+            if version == 0:
+                continue  # the seed's single-block design is wrong past 4096 elements (ch06's pitfall)
+            add(
+                Implementation(
+                    "norm",
+                    f"ladder rung {version}",
+                    "cuda",
+                    lambda a, b, v=version: lambda: norm.norm_diff(a, b, version=v),
+                    chapter="06",
+                )
+            )
+    if with_compile:
+        compiled_norm = _compiled(lambda a, b: torch.linalg.vector_norm(a - b))
+        add(Implementation("norm", "torch.compile", "cuda", lambda a, b: lambda: compiled_norm(a, b)))
+
+    add(EXTRA_IMPLEMENTATION)
+    return impls
+
+
+def _extra_prepare(x, b):
+    """The exercise's reference answer: one PyTorch call that computes b + x*x, instead of two ops."""
+    return lambda: torch.addcmul(b, x, x)
+
+
+EXTRA_IMPLEMENTATION = Implementation("square_bias", "addcmul (exercise)", "cpu", _extra_prepare)
+exercise_or_reference(sys.modules[__name__], "exercises/extra_implementation.py", ["EXTRA_IMPLEMENTATION"])
+
+
+def make_inputs(workload: str, n: int, device: str, seed: int = 0) -> tuple[torch.Tensor, ...]:
+    generator = torch.Generator().manual_seed(seed + n)
+    first = torch.randn(n, generator=generator)
+    if workload == "square_bias":
+        inputs = (first, torch.randn((), generator=generator))
+    elif workload == "relu":
+        inputs = (first,)
+    else:
+        inputs = (first, torch.randn(n, generator=generator))
+    return tuple(t.to(device) for t in inputs)
+
+
+def reference(workload: str, inputs: tuple[torch.Tensor, ...]) -> torch.Tensor:
+    """The float64 answer on the CPU."""
+    x = [t.detach().double().cpu() for t in inputs]
+    if workload == "square_bias":
+        return x[0] * x[0] + x[1]
+    if workload == "add":
+        return x[0] + x[1]
+    if workload == "relu":
+        return torch.relu(x[0])
+    return torch.linalg.vector_norm(x[0] - x[1])
+
+
+def check(impl: Implementation, inputs: tuple[torch.Tensor, ...]) -> None:
+    """Raise AssertionError unless impl's result equals the float64 reference to float32 accuracy."""
+    result = impl.prepare(*inputs)()
+    if not isinstance(result, torch.Tensor):
+        result = torch.as_tensor(result)
+    expected = reference(impl.workload, inputs)
+    result = result.detach().double().cpu().reshape(expected.shape)
+    # The norm sums n squares; its error grows with the summation order, so it gets a relative tolerance.
+    rtol = 1e-4 if impl.workload == "norm" else 1.3e-6
+    torch.testing.assert_close(result, expected, rtol=rtol, atol=1e-5, msg=lambda m: f"{impl.name}: {m}")
+
+
+def run(
+    sizes: list[int],
+    *,
+    devices: tuple[str, ...] = ("cpu", "cuda"),
+    with_compile: bool = True,
+    repeat: int = 20,
+    progress: Callable[[str], None] = print,
+    impls: list[Implementation] | None = None,
+) -> list[dict[str, object]]:
+    """Check, then time, every implementation at every size; returns one row per (implementation, size)."""
+    if "cuda" in devices and not torch.cuda.is_available():
+        devices = tuple(d for d in devices if d != "cuda")
+    impls = [
+        i for i in (impls or implementations(with_compile=with_compile and "cuda" in devices)) if i.device in devices
+    ]
+    rows: list[dict[str, object]] = []
+    copy_ms: dict[int, float] = {}
+    for count, n in enumerate(sizes, 1):
+        progress(f"[{count}/{len(sizes)}] n = 2^{int(math.log2(n))} = {n:,}")
+        if "cuda" in devices:
+            src, dst = torch.randn(n, device="cuda"), torch.empty(n, device="cuda")
+            copy_ms[n] = time_cuda(functools.partial(dst.copy_, src), repeat=repeat).median_ms
+            rows.append(_row("copy", "device copy", "cuda", n, copy_ms[n], 8 * n, None))
+            del src, dst
+        baselines: dict[tuple[str, str], float] = {}
+        for impl in sorted(impls, key=lambda i: not i.baseline):  # baselines first, for the speed-up column
+            limit = impl.max_n or (CPU_MAX if impl.device == "cpu" else None)
+            if limit is not None and n > limit:
+                continue
+            inputs = make_inputs(impl.workload, n, impl.device)
+            check(impl, inputs)
+            fn = impl.prepare(*inputs)
+            if impl.device == "cuda":
+                ms = time_cuda(fn, repeat=repeat).median_ms
+            else:
+                ms = time_cpu(fn, repeat=max(3, repeat // 4), budget_s=2.0).median_ms
+            if impl.baseline:
+                baselines[(impl.workload, impl.device)] = ms
+            base = baselines.get((impl.workload, impl.device))
+            rows.append(
+                _row(
+                    impl.workload,
+                    impl.name,
+                    impl.device,
+                    n,
+                    ms,
+                    WORKLOADS[impl.workload]["bytes"] * n,
+                    base / ms if base else None,
+                )
+            )
+            progress(f"    {impl.workload:<11} {impl.device:<4} {impl.name:<22} {ms * 1e3:>12.1f} us")
+    order = {w: i for i, w in enumerate(["copy", *WORKLOADS])}
+    rows.sort(key=lambda r: (order[r["workload"]], r["device"], r["implementation"], r["n"]))
+    return rows
+
+
+def _row(workload, name, device, n, ms, nbytes, speedup):
+    return {
+        "workload": workload,
+        "implementation": name,
+        "device": device,
+        "n": n,
+        "time_us": ms * 1e3,
+        "GB/s": bandwidth_gbs(nbytes, ms),
+        "speedup_vs_eager": speedup if speedup else float("nan"),
+    }
