@@ -4,7 +4,8 @@
  *   COURSE_PYTHON_MODULE()      defines the Python module `import package._C` loads. It holds no functions: the
  *                               ops live in the dispatcher (TORCH_LIBRARY) and are reached as torch.ops.<ns>.<op>.
  *                               TORCH_EXTENSION_NAME (_C or _C_exercise) is set by torch's BuildExtension.
- *   COURSE_CHECK_LAUNCH(err)    turns a launcher's cudaError_t into a Python RuntimeError naming the error.
+ *   COURSE_CHECK_LAUNCH(call)   evaluates a launcher call once and turns a failed cudaError_t into a Python
+ *                               RuntimeError naming the error.
  */
 #pragma once
 
@@ -23,5 +24,9 @@
         return PyModule_Create(&module);                                                            \
     }
 
-#define COURSE_CHECK_LAUNCH(err) \
-    TORCH_CHECK((err) == cudaSuccess, "CUDA error ", cudaGetErrorName(err), ": ", cudaGetErrorString(err))
+#define COURSE_CHECK_LAUNCH(call)                                                                                 \
+    do {                                                                                                          \
+        const cudaError_t course_launch_err_ = (call);                                                            \
+        TORCH_CHECK(course_launch_err_ == cudaSuccess, "CUDA error ", cudaGetErrorName(course_launch_err_), ": ", \
+                    cudaGetErrorString(course_launch_err_));                                                      \
+    } while (0)
