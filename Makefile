@@ -21,7 +21,6 @@ else
   CHAPTERS := $(ALL_CHAPTERS)
 endif
 RESULTS := build/results
-GPU_CHECK_JOBS ?= 8
 SHELL := /bin/bash
 
 .PHONY: help build run test-all grade gpu-check lint format clean distclean python
@@ -77,27 +76,7 @@ grade: python
 
 gpu-check: python
 	@test -n "$(LOG_DIR)" || { echo "usage: make gpu-check LOG_DIR=/path/to/logs"; exit 2; }
-	@command -v nvidia-smi >/dev/null && nvidia-smi -L || echo "warning: nvidia-smi not found"
-	@mkdir -p $(LOG_DIR) && rm -f $(LOG_DIR)/summary.txt
-	@echo "building every chapter, reference and exercise variants, in parallel"
-	@start=$$(date +%s); \
-	  $(MAKE) --no-print-directory -j$(GPU_CHECK_JOBS) build > $(LOG_DIR)/build-all.log 2>&1 || { tail -40 $(LOG_DIR)/build-all.log; exit 1; }; \
-	  EXERCISE=1 $(MAKE) --no-print-directory -j$(GPU_CHECK_JOBS) build >> $(LOG_DIR)/build-all.log 2>&1 || tail -40 $(LOG_DIR)/build-all.log; \
-	  echo "[all] parallel build $$(( $$(date +%s) - start )) s" | tee -a $(LOG_DIR)/summary.txt
-	@start=$$(date +%s); status=0; \
-	for c in $(CHAPTERS); do \
-	  $(MAKE) --no-print-directory -C chapters/$$c gpu-check LOG_DIR=$(abspath $(LOG_DIR))/$$c \
-	    JUNIT_XML=$(abspath $(LOG_DIR))/$$c.xml || status=1; \
-	  cat $(LOG_DIR)/$$c/summary.txt >> $(LOG_DIR)/summary.txt 2>/dev/null; \
-	done; \
-	$(PYTHON) -m pytest tests -q $(if $(CHAPTER),-k "$(CHAPTER)") --junitxml=$(abspath $(LOG_DIR))/course.xml \
-	  > $(LOG_DIR)/course-tests.log 2>&1 \
-	  && echo "[course] tests     ok" >> $(LOG_DIR)/summary.txt \
-	  || { echo "[course] tests     FAILED (course-tests.log)" >> $(LOG_DIR)/summary.txt; status=1; }; \
-	echo; echo "==================== gpu-check summary ($$(( $$(date +%s) - start )) s) ===================="; \
-	cat $(LOG_DIR)/summary.txt; \
-	$(PYTHON) -m course.score $(abspath $(LOG_DIR)) $(CHAPTERS) course || status=1; \
-	exit $$status
+	@PYTHON=$(PYTHON) CHAPTER=$(CHAPTER) bash common/gpu_check.sh $(abspath $(LOG_DIR)) $(CHAPTERS)
 
 C_SOURCES = $(shell git ls-files '*.c' '*.h' '*.cu' '*.cuh' '*.cpp')
 PY_SOURCES = $(shell git ls-files '*.py' '*.ipynb')

@@ -10,7 +10,7 @@
 
 include $(dir $(lastword $(MAKEFILE_LIST)))python.mk
 
-CHAPTER     := $(notdir $(CURDIR))
+CHAPTER_NAME := $(notdir $(CURDIR))
 EXERCISE    ?= 0
 VARIANT     := $(if $(filter 1,$(EXERCISE)),exercise,reference)
 BUILD_DIR   := build
@@ -43,9 +43,9 @@ EXTENSION_SOURCES += setup.py $(wildcard pyproject.toml src/* exercises/*.c exer
                      $(wildcard $(COMMON_DIR)/include/*.h) $(COMMON_DIR)/course/build.py
 $(EXTENSION_STAMP): $(EXTENSION_SOURCES) | python
 	@mkdir -p $(BUILD_DIR)
-	@echo "[$(CHAPTER)] building the $(VARIANT) extension (a minute or two on 2 cores; log: $(BUILD_DIR)/extension-$(VARIANT).log)"
+	@echo "[$(CHAPTER_NAME)] building the $(VARIANT) extension (a minute or two on 2 cores; log: $(BUILD_DIR)/extension-$(VARIANT).log)"
 	@$(PYTHON) -m pip install --no-build-isolation --no-deps --editable . > $(BUILD_DIR)/extension-$(VARIANT).log 2>&1 \
-	  || { tail -n 60 $(BUILD_DIR)/extension-$(VARIANT).log; echo "[$(CHAPTER)] extension build FAILED (full log above: $(BUILD_DIR)/extension-$(VARIANT).log)"; exit 1; }
+	  || { tail -n 60 $(BUILD_DIR)/extension-$(VARIANT).log; echo "[$(CHAPTER_NAME)] extension build FAILED (full log above: $(BUILD_DIR)/extension-$(VARIANT).log)"; exit 1; }
 	@touch $@
 build: $(EXTENSION_STAMP)
 endif
@@ -60,7 +60,7 @@ test: build
 	$(PYTHON) -m pytest tests $(if $(JUNIT_XML),--junitxml=$(JUNIT_XML)) $(PYTEST_ARGS)
 
 bench: build
-	@if [ -f bench.py ]; then $(PYTHON) bench.py --out $(LOG_DIR); else echo "[$(CHAPTER)] no benchmark in this chapter"; fi
+	@if [ -f bench.py ]; then $(PYTHON) bench.py --out $(LOG_DIR); else echo "[$(CHAPTER_NAME)] no benchmark in this chapter"; fi
 
 # Sanitizers see every allocation only when PyTorch's caching allocator is off; COURSE_SANITIZE=1 asks the tests
 # for small sizes, since everything runs tens of times slower under the tools.
@@ -68,7 +68,7 @@ bench: build
 PYTEST_STATUS_OK = status=$${PIPESTATUS[0]}; test $$status -eq 0 -o $$status -eq 5
 SANITIZER := compute-sanitizer --error-exitcode 99 --print-limit 20
 sanitize: build
-	@command -v compute-sanitizer >/dev/null || { echo "[$(CHAPTER)] compute-sanitizer not found (it ships with the CUDA toolkit)"; exit 1; }
+	@command -v compute-sanitizer >/dev/null || { echo "[$(CHAPTER_NAME)] compute-sanitizer not found (it ships with the CUDA toolkit)"; exit 1; }
 	@mkdir -p $(LOG_DIR)
 	COURSE_SANITIZE=1 PYTORCH_NO_CUDA_MEMORY_CACHING=1 $(SANITIZER) --tool memcheck \
 	  $(PYTHON) -m pytest -q -p no:cacheprovider tests $(SANITIZE_PYTEST_ARGS) 2>&1 | tee $(LOG_DIR)/memcheck.log; \
@@ -86,7 +86,7 @@ gpu-check:
 	  start=$$(date +%s); \
 	  $(MAKE) --no-print-directory $$step LOG_DIR=$(abspath $(LOG_DIR)) JUNIT_XML=$(if $(JUNIT_XML),$(JUNIT_XML),$(abspath $(LOG_DIR))/junit.xml) \
 	    > $(LOG_DIR)/$$step.log 2>&1 && result=ok || { result=FAILED; status=1; }; \
-	  printf '[%s] %-9s %-6s %4ss  (%s)\n' "$(CHAPTER)" $$step $$result $$(( $$(date +%s) - start )) $(LOG_DIR)/$$step.log \
+	  printf '[%s] %-9s %-6s %4ss  (%s)\n' "$(CHAPTER_NAME)" $$step $$result $$(( $$(date +%s) - start )) $(LOG_DIR)/$$step.log \
 	    | tee -a $(LOG_DIR)/summary.txt; \
 	done; exit $$status
 

@@ -21,13 +21,13 @@
 namespace {
 
 void check_inputs(const char *op, const at::Tensor &x, const char *other_name, const at::Tensor &other) {
-    TORCH_CHECK(x.device().is_cpu(), op, ": x must be a CPU tensor, but it is on ", x.device());
-    TORCH_CHECK(other.device().is_cpu(), op, ": ", other_name, " must be a CPU tensor, but it is on ", other.device());
-    TORCH_CHECK(x.scalar_type() == at::kFloat || x.scalar_type() == at::kDouble, op, ": x has dtype ", x.scalar_type(),
-                ", but only float32 and float64 are supported");
-    TORCH_CHECK(other.scalar_type() == x.scalar_type(), op, ": x and ", other_name,
-                " must have the same dtype, but x has ", x.scalar_type(), " and ", other_name, " has ",
-                other.scalar_type());
+    COURSE_CHECK(x.device().is_cpu(), op, ": x must be a CPU tensor, but it is on ", x.device());
+    COURSE_CHECK(other.device().is_cpu(), op, ": ", other_name, " must be a CPU tensor, but it is on ", other.device());
+    COURSE_CHECK(x.scalar_type() == at::kFloat || x.scalar_type() == at::kDouble, op, ": x has dtype ", x.scalar_type(),
+                 ", but only float32 and float64 are supported");
+    COURSE_CHECK(other.scalar_type() == x.scalar_type(), op, ": x and ", other_name,
+                 " must have the same dtype, but x has ", x.scalar_type(), " and ", other_name, " has ",
+                 other.scalar_type());
 }
 
 // How many elements of x one copy of b covers, when b's shape (leading 1s dropped) equals x's trailing dims;
@@ -52,7 +52,7 @@ void check_broadcast(const char *op, at::IntArrayRef b_shape, at::IntArrayRef x_
         const int64_t b_size = b_shape[b_shape.size() - 1 - i], x_size = x_shape[x_shape.size() - 1 - i];
         ok = b_size == 1 || b_size == x_size;
     }
-    TORCH_CHECK(ok, op, ": b of shape ", b_shape, " cannot be broadcast to x's shape ", x_shape);
+    COURSE_CHECK(ok, op, ": b of shape ", b_shape, " cannot be broadcast to x's shape ", x_shape);
 }
 
 int forward_core(const at::Tensor &x, const at::Tensor &b, at::Tensor &y, int64_t b_n) {
@@ -83,7 +83,7 @@ at::Tensor square_bias_cpu(const at::Tensor &x, const at::Tensor &b) {
     if (b_n < 0) b_n = x.numel();
     at::Tensor y = at::empty_like(xc, at::MemoryFormat::Contiguous);
     const int status = forward_core(xc, bc, y, b_n);
-    TORCH_CHECK(status == SQUARE_BIAS_OK, "square_bias: the C core refused sizes n=", x.numel(), ", b_n=", b_n);
+    COURSE_CHECK(status == SQUARE_BIAS_OK, "square_bias: the C core refused sizes n=", x.numel(), ", b_n=", b_n);
     return y;
 }
 
@@ -92,8 +92,8 @@ std::tuple<at::Tensor, at::Tensor> square_bias_backward_cpu(const at::Tensor &gr
                                                             c10::SymIntArrayRef b_shape_sym) {
     const at::IntArrayRef b_shape = C10_AS_INTARRAYREF_SLOW(b_shape_sym);
     check_inputs("square_bias_backward", x, "grad_y", grad_y);
-    TORCH_CHECK(grad_y.sizes() == x.sizes(), "square_bias_backward: grad_y has shape ", grad_y.sizes(),
-                " but x has shape ", x.sizes());
+    COURSE_CHECK(grad_y.sizes() == x.sizes(), "square_bias_backward: grad_y has shape ", grad_y.sizes(),
+                 " but x has shape ", x.sizes());
     check_broadcast("square_bias_backward", b_shape, x.sizes());
     const at::Tensor xc = x.contiguous();
     const at::Tensor gy = grad_y.contiguous();
@@ -102,12 +102,12 @@ std::tuple<at::Tensor, at::Tensor> square_bias_backward_cpu(const at::Tensor &gr
     if (b_n >= 0) {
         at::Tensor grad_b = at::empty(b_shape, x.options());
         const int status = backward_core(xc, gy, grad_x, &grad_b, b_n);
-        TORCH_CHECK(status == SQUARE_BIAS_OK, "square_bias_backward: the C core refused n=", x.numel(), ", b_n=", b_n);
+        COURSE_CHECK(status == SQUARE_BIAS_OK, "square_bias_backward: the C core refused n=", x.numel(), ", b_n=", b_n);
         return {grad_x, grad_b};
     }
     // b was materialised in the forward: its gradient is grad_y summed over the broadcast dims.
     const int status = backward_core(xc, gy, grad_x, nullptr, x.numel());
-    TORCH_CHECK(status == SQUARE_BIAS_OK, "square_bias_backward: the C core refused n=", x.numel());
+    COURSE_CHECK(status == SQUARE_BIAS_OK, "square_bias_backward: the C core refused n=", x.numel());
     return {grad_x, gy.sum_to_size(b_shape)};
 }
 

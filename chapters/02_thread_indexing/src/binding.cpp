@@ -18,15 +18,15 @@
 namespace {
 
 void check_cuda_out(const at::Tensor &t, const char *name, at::ScalarType dtype) {
-    TORCH_CHECK(t.is_cuda(), name, " must be a CUDA tensor, got one on ", t.device());
-    TORCH_CHECK(t.scalar_type() == dtype, name, " must have dtype ", dtype, ", got ", t.scalar_type());
-    TORCH_CHECK(t.is_contiguous(), name, " must be contiguous");
+    COURSE_CHECK(t.is_cuda(), name, " must be a CUDA tensor, got one on ", t.device());
+    COURSE_CHECK(t.scalar_type() == dtype, name, " must have dtype ", dtype, ", got ", t.scalar_type());
+    COURSE_CHECK(t.is_contiguous(), name, " must be contiguous");
 }
 
 void check_dims(c10::IntArrayRef dims, const char *name, uint32_t out[3]) {
-    TORCH_CHECK(dims.size() == 3, name, " must have 3 entries (x, y, z), got ", dims.size());
+    COURSE_CHECK(dims.size() == 3, name, " must have 3 entries (x, y, z), got ", dims.size());
     for (int k = 0; k < 3; ++k) {
-        TORCH_CHECK(dims[k] >= 1 && dims[k] <= UINT32_MAX, name, "[", k, "] must be in [1, 2^32), got ", dims[k]);
+        COURSE_CHECK(dims[k] >= 1 && dims[k] <= UINT32_MAX, name, "[", k, "] must be in [1, 2^32), got ", dims[k]);
         out[k] = static_cast<uint32_t>(dims[k]);
     }
 }
@@ -34,26 +34,26 @@ void check_dims(c10::IntArrayRef dims, const char *name, uint32_t out[3]) {
 void record_threads_(at::Tensor &table, int64_t formula, c10::IntArrayRef grid, c10::IntArrayRef block,
                      int64_t first_block) {
     check_cuda_out(table, "table", at::kLong);
-    TORCH_CHECK(formula >= 0 && formula < TI_FORMULA_COUNT, "formula must be in [0, ", TI_FORMULA_COUNT, "), got ",
-                formula);
+    COURSE_CHECK(formula >= 0 && formula < TI_FORMULA_COUNT, "formula must be in [0, ", TI_FORMULA_COUNT, "), got ",
+                 formula);
     uint32_t g[3], b[3];
     check_dims(grid, "grid", g);
     check_dims(block, "block", b);
     const int64_t threads_per_block = int64_t{b[0]} * b[1] * b[2];
     const int64_t total_blocks = int64_t{g[0]} * g[1] * g[2];
-    TORCH_CHECK(table.dim() == 2 && table.size(1) == TI_COLUMNS && table.size(0) % threads_per_block == 0,
-                "table must have shape (n_blocks * threads per block, ", TI_COLUMNS, "), got ", table.sizes());
+    COURSE_CHECK(table.dim() == 2 && table.size(1) == TI_COLUMNS && table.size(0) % threads_per_block == 0,
+                 "table must have shape (n_blocks * threads per block, ", TI_COLUMNS, "), got ", table.sizes());
     const int64_t n_blocks = table.size(0) / threads_per_block;
-    TORCH_CHECK(first_block >= 0 && first_block + n_blocks <= total_blocks, "blocks ", first_block, " .. ",
-                first_block + n_blocks - 1, " are not all in the grid of ", total_blocks, " blocks");
+    COURSE_CHECK(first_block >= 0 && first_block + n_blocks <= total_blocks, "blocks ", first_block, " .. ",
+                 first_block + n_blocks - 1, " are not all in the grid of ", total_blocks, " blocks");
     const c10::cuda::CUDAGuard guard(table.device());
     COURSE_CHECK_LAUNCH(ti_launch_record(static_cast<int>(formula), g, b, first_block, n_blocks,
                                          table.data_ptr<int64_t>(), c10::cuda::getCurrentCUDAStream()));
 }
 
 void check_launch_1d(int64_t blocks, int64_t threads) {
-    TORCH_CHECK(blocks >= 1 && blocks <= INT32_MAX, "blocks must be in [1, 2^31), got ", blocks);
-    TORCH_CHECK(threads >= 1 && threads <= 1024, "threads must be in [1, 1024], got ", threads);
+    COURSE_CHECK(blocks >= 1 && blocks <= INT32_MAX, "blocks must be in [1, 2^31), got ", blocks);
+    COURSE_CHECK(threads >= 1 && threads <= 1024, "threads must be in [1, 1024], got ", threads);
 }
 
 void grid_stride_count_(at::Tensor &counts, int64_t blocks, int64_t threads) {
@@ -76,8 +76,8 @@ void grid_stride_owner_(at::Tensor &owner, int64_t blocks, int64_t threads) {
 
 void divergence_(at::Tensor &out, int64_t mode, int64_t iters) {
     check_cuda_out(out, "out", at::kFloat);
-    TORCH_CHECK(mode >= 0 && mode <= 2, "mode must be 0, 1 or 2, got ", mode);
-    TORCH_CHECK(iters >= 0 && iters <= INT32_MAX, "iters must be in [0, 2^31), got ", iters);
+    COURSE_CHECK(mode >= 0 && mode <= 2, "mode must be 0, 1 or 2, got ", mode);
+    COURSE_CHECK(iters >= 0 && iters <= INT32_MAX, "iters must be in [0, 2^31), got ", iters);
     const c10::cuda::CUDAGuard guard(out.device());
     COURSE_CHECK_LAUNCH(ti_launch_divergence(static_cast<int>(mode), static_cast<int>(iters), out.data_ptr<float>(),
                                              out.numel(), c10::cuda::getCurrentCUDAStream()));

@@ -35,15 +35,15 @@ std::string shape_str(at::IntArrayRef shape) {
 
 void check_dtype(const Tensor &t, const char *name) {
     const auto s = t.scalar_type();
-    TORCH_CHECK(s == at::kFloat || s == at::kDouble || s == at::kHalf || s == at::kBFloat16, name, " has dtype ", s,
-                ", but only float32, float64, float16 and bfloat16 are supported");
+    COURSE_CHECK(s == at::kFloat || s == at::kDouble || s == at::kHalf || s == at::kBFloat16, name, " has dtype ", s,
+                 ", but only float32, float64, float16 and bfloat16 are supported");
 }
 
 void check_pair(const Tensor &x, const char *x_name, const Tensor &other, const char *other_name) {
-    TORCH_CHECK(x.device() == other.device(), x_name, " and ", other_name, " must be on the same device, but ", x_name,
-                " is on ", x.device(), " and ", other_name, " on ", other.device());
-    TORCH_CHECK(x.scalar_type() == other.scalar_type(), x_name, " and ", other_name, " must have the same dtype, but ",
-                x_name, " has ", x.scalar_type(), " and ", other_name, " has ", other.scalar_type());
+    COURSE_CHECK(x.device() == other.device(), x_name, " and ", other_name, " must be on the same device, but ", x_name,
+                 " is on ", x.device(), " and ", other_name, " on ", other.device());
+    COURSE_CHECK(x.scalar_type() == other.scalar_type(), x_name, " and ", other_name, " must have the same dtype, but ",
+                 x_name, " has ", x.scalar_type(), " and ", other_name, " has ", other.scalar_type());
 }
 
 // b broadcasts to x without changing x's shape (as in x*x + b).
@@ -53,7 +53,7 @@ void check_broadcast(at::IntArrayRef x_shape, at::IntArrayRef b_shape) {
         const int64_t bs = b_shape[b_shape.size() - k], xs = x_shape[x_shape.size() - k];
         ok = bs == xs || bs == 1;
     }
-    TORCH_CHECK(ok, "b of shape ", shape_str(b_shape), " cannot be broadcast to x's shape ", shape_str(x_shape));
+    COURSE_CHECK(ok, "b of shape ", shape_str(b_shape), " cannot be broadcast to x's shape ", shape_str(x_shape));
 }
 
 // The C core's and the kernels' broadcast contract: b repeats every b_n elements of x. That holds when b's shape,
@@ -101,18 +101,12 @@ sb_dtype kernel_dtype(const Tensor &t) {
         case at::kBFloat16:
             return SB_BFLOAT16;
         default:
-            TORCH_CHECK(false, "unsupported dtype ", t.scalar_type());
+            COURSE_CHECK(false, "unsupported dtype ", t.scalar_type());
     }
 }
 
-// A launcher's error as a Python RuntimeError. (COURSE_CHECK_LAUNCH evaluates its argument more than once on
-// failure, so it gets a variable here, never the launcher call itself: that would launch again.)
-void check_launch(cudaError_t err) {
-    COURSE_CHECK_LAUNCH(err);
-}
-
 void check_core(int status, const char *what) {
-    TORCH_CHECK(status == SQUARE_BIAS_OK, what, ": chapter 01's C core rejected the sizes (status ", status, ")");
+    COURSE_CHECK(status == SQUARE_BIAS_OK, what, ": chapter 01's C core rejected the sizes (status ", status, ")");
 }
 
 // ---- CPU: chapter 01's C core ------------------------------------------------------------------------------------
@@ -140,8 +134,8 @@ Tensor forward_cpu(const Tensor &x_, const Tensor &b_) {
 std::tuple<Tensor, Tensor> backward_cpu(const Tensor &grad_y_, const Tensor &x_, at::IntArrayRef b_shape) {
     check_dtype(x_, "x");
     check_pair(x_, "x", grad_y_, "grad_y");
-    TORCH_CHECK(grad_y_.sizes() == x_.sizes(), "grad_y must have x's shape ", shape_str(x_.sizes()), ", got ",
-                shape_str(grad_y_.sizes()));
+    COURSE_CHECK(grad_y_.sizes() == x_.sizes(), "grad_y must have x's shape ", shape_str(x_.sizes()), ", got ",
+                 shape_str(grad_y_.sizes()));
     check_broadcast(x_.sizes(), b_shape);
     const int64_t n = x_.numel(), r = repeat_length(x_.sizes(), b_shape), b_n = r == 0 ? n : r;
     const bool half = x_.scalar_type() == at::kHalf || x_.scalar_type() == at::kBFloat16;
@@ -177,29 +171,30 @@ Tensor forward_cuda(const Tensor &x, const Tensor &b) {
     Prepared p = prepare(x, b);
     const c10::cuda::CUDAGuard guard(p.x.device());  // launches and allocations go to x's GPU
     Tensor y = at::empty(p.x.sizes(), p.x.options());
-    check_launch(square_bias_forward_cuda(kernel_dtype(p.x), p.x.const_data_ptr(), p.b.const_data_ptr(),
-                                          y.mutable_data_ptr(), p.n, p.b_n, c10::cuda::getCurrentCUDAStream()));
+    COURSE_CHECK_LAUNCH(square_bias_forward_cuda(kernel_dtype(p.x), p.x.const_data_ptr(), p.b.const_data_ptr(),
+                                                 y.mutable_data_ptr(), p.n, p.b_n, c10::cuda::getCurrentCUDAStream()));
     return y;
 }
 
 Tensor grad_x_cuda(const Tensor &grad_y_, const Tensor &x_) {
     check_dtype(x_, "x");
     check_pair(x_, "x", grad_y_, "grad_y");
-    TORCH_CHECK(grad_y_.sizes() == x_.sizes(), "grad_y must have x's shape ", shape_str(x_.sizes()), ", got ",
-                shape_str(grad_y_.sizes()));
+    COURSE_CHECK(grad_y_.sizes() == x_.sizes(), "grad_y must have x's shape ", shape_str(x_.sizes()), ", got ",
+                 shape_str(grad_y_.sizes()));
     const c10::cuda::CUDAGuard guard(x_.device());
     Tensor x = x_.contiguous(), grad_y = grad_y_.contiguous();
     Tensor grad_x = at::empty(x.sizes(), x.options());
-    check_launch(square_bias_grad_x_cuda(kernel_dtype(x), grad_y.const_data_ptr(), x.const_data_ptr(),
-                                         grad_x.mutable_data_ptr(), x.numel(), c10::cuda::getCurrentCUDAStream()));
+    COURSE_CHECK_LAUNCH(square_bias_grad_x_cuda(kernel_dtype(x), grad_y.const_data_ptr(), x.const_data_ptr(),
+                                                grad_x.mutable_data_ptr(), x.numel(),
+                                                c10::cuda::getCurrentCUDAStream()));
     return grad_x;
 }
 
 std::tuple<Tensor, Tensor> backward_cuda(const Tensor &grad_y_, const Tensor &x_, at::IntArrayRef b_shape) {
     check_dtype(x_, "x");
     check_pair(x_, "x", grad_y_, "grad_y");
-    TORCH_CHECK(grad_y_.sizes() == x_.sizes(), "grad_y must have x's shape ", shape_str(x_.sizes()), ", got ",
-                shape_str(grad_y_.sizes()));
+    COURSE_CHECK(grad_y_.sizes() == x_.sizes(), "grad_y must have x's shape ", shape_str(x_.sizes()), ", got ",
+                 shape_str(grad_y_.sizes()));
     check_broadcast(x_.sizes(), b_shape);
     const c10::cuda::CUDAGuard guard(x_.device());
     Tensor x = x_.contiguous(), grad_y = grad_y_.contiguous();
@@ -214,12 +209,12 @@ std::tuple<Tensor, Tensor> backward_cuda(const Tensor &grad_y_, const Tensor &x_
     Tensor grad_b = at::empty(b_shape, x.options());
     if (n == 0) return {grad_x, grad_b.zero_()};
     size_t bytes = 0;
-    check_launch(square_bias_backward_workspace_bytes(dtype, n, r, &bytes));
+    COURSE_CHECK_LAUNCH(square_bias_backward_workspace_bytes(dtype, n, r, &bytes));
     // Scratch for the per-block partial sums, from PyTorch's caching allocator (on this stream: no sync needed).
     Tensor workspace = at::empty({static_cast<int64_t>(bytes)}, x.options().dtype(at::kByte));
-    check_launch(square_bias_backward_cuda(dtype, grad_y.const_data_ptr(), x.const_data_ptr(),
-                                           grad_x.mutable_data_ptr(), grad_b.mutable_data_ptr(), n, r,
-                                           workspace.mutable_data_ptr(), bytes, stream));
+    COURSE_CHECK_LAUNCH(square_bias_backward_cuda(dtype, grad_y.const_data_ptr(), x.const_data_ptr(),
+                                                  grad_x.mutable_data_ptr(), grad_b.mutable_data_ptr(), n, r,
+                                                  workspace.mutable_data_ptr(), bytes, stream));
     return {grad_x, grad_b};
 }
 
@@ -227,9 +222,9 @@ std::tuple<Tensor, Tensor> backward_cuda(const Tensor &grad_y_, const Tensor &x_
 // The kernels' per-thread code run on the CPU for a small grid (float32/float64 CPU tensors).
 Tensor emulate_forward_cpu(const Tensor &x, const Tensor &b, int64_t grid, int64_t block) {
     Prepared p = prepare(x, b);
-    TORCH_CHECK(p.x.scalar_type() == at::kFloat || p.x.scalar_type() == at::kDouble, "emulation: float32/64 only");
+    COURSE_CHECK(p.x.scalar_type() == at::kFloat || p.x.scalar_type() == at::kDouble, "emulation: float32/64 only");
     Tensor y = at::full(p.x.sizes(), NAN, p.x.options());  // anything the threads miss stays NaN
-    TORCH_CHECK(
+    COURSE_CHECK(
         square_bias_emulate_forward(kernel_dtype(p.x), p.x.const_data_ptr(), p.b.const_data_ptr(), y.mutable_data_ptr(),
                                     p.n, p.b_n, static_cast<unsigned>(grid), static_cast<unsigned>(block)) == 0,
         "emulate_forward: bad arguments");
@@ -239,19 +234,19 @@ Tensor emulate_forward_cpu(const Tensor &x, const Tensor &b, int64_t grid, int64
 std::tuple<Tensor, Tensor> emulate_backward_cpu(const Tensor &grad_y_, const Tensor &x_, int64_t b_n, int64_t grid_x,
                                                 int64_t grid_y) {
     check_pair(x_, "x", grad_y_, "grad_y");
-    TORCH_CHECK(x_.scalar_type() == at::kFloat || x_.scalar_type() == at::kDouble, "emulation: float32/64 only");
+    COURSE_CHECK(x_.scalar_type() == at::kFloat || x_.scalar_type() == at::kDouble, "emulation: float32/64 only");
     Tensor x = x_.contiguous(), grad_y = grad_y_.contiguous();
     Tensor grad_x = at::full(x.sizes(), NAN, x.options()), grad_b = at::full({b_n}, NAN, x.options());
-    TORCH_CHECK(square_bias_emulate_backward(kernel_dtype(x), grad_y.const_data_ptr(), x.const_data_ptr(),
-                                             grad_x.mutable_data_ptr(), grad_b.mutable_data_ptr(), x.numel(), b_n,
-                                             static_cast<unsigned>(grid_x), static_cast<unsigned>(grid_y)) == 0,
-                "emulate_backward: bad arguments");
+    COURSE_CHECK(square_bias_emulate_backward(kernel_dtype(x), grad_y.const_data_ptr(), x.const_data_ptr(),
+                                              grad_x.mutable_data_ptr(), grad_b.mutable_data_ptr(), x.numel(), b_n,
+                                              static_cast<unsigned>(grid_x), static_cast<unsigned>(grid_y)) == 0,
+                 "emulate_backward: bad arguments");
     return {grad_x, grad_b};
 }
 
 Tensor pitfall_cuda(const Tensor &x_, const Tensor &b_, bool seed_index) {
-    TORCH_CHECK(x_.dim() == 2 && x_.scalar_type() == at::kFloat, "the pitfall demos take a 2D float32 x");
-    TORCH_CHECK(b_.sizes() == x_.sizes(), "the pitfall demos take b of x's shape");
+    COURSE_CHECK(x_.dim() == 2 && x_.scalar_type() == at::kFloat, "the pitfall demos take a 2D float32 x");
+    COURSE_CHECK(b_.sizes() == x_.sizes(), "the pitfall demos take b of x's shape");
     check_pair(x_, "x", b_, "b");
     const c10::cuda::CUDAGuard guard(x_.device());
     Tensor x = x_.contiguous(), b = b_.contiguous();
@@ -259,8 +254,8 @@ Tensor pitfall_cuda(const Tensor &x_, const Tensor &b_, bool seed_index) {
     const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
     const float *xp = x.const_data_ptr<float>(), *bp = b.const_data_ptr<float>();
     float *yp = y.mutable_data_ptr<float>();
-    check_launch(seed_index ? pitfall_seed_index_forward_cuda(xp, bp, yp, x.size(0), x.size(1), stream)
-                            : pitfall_rows_grid_forward_cuda(xp, bp, yp, x.size(0), x.size(1), stream));
+    COURSE_CHECK_LAUNCH(seed_index ? pitfall_seed_index_forward_cuda(xp, bp, yp, x.size(0), x.size(1), stream)
+                                   : pitfall_rows_grid_forward_cuda(xp, bp, yp, x.size(0), x.size(1), stream));
     return y;
 }
 

@@ -57,7 +57,7 @@ at::Tensor add2_autograd(const at::Tensor &a, const at::Tensor &b) {
 }
 
 at::Tensor add2_capped_cuda(const at::Tensor &a, const at::Tensor &b, int64_t blocks_per_sm) {
-    TORCH_CHECK(blocks_per_sm > 0, "add2_capped: blocks_per_sm must be positive, got ", blocks_per_sm);
+    COURSE_CHECK(blocks_per_sm > 0, "add2_capped: blocks_per_sm must be positive, got ", blocks_per_sm);
     return add2_torch::add2_vec(a, b, blocks_per_sm);
 }
 
@@ -66,9 +66,9 @@ at::Tensor add2_capped_cuda(const at::Tensor &a, const at::Tensor &b, int64_t bl
  * buffer. Kept to show the bug — add2_seed() above derives n from the tensors instead. Only n >= 0 is checked. */
 void pitfall_seed_n_cuda(at::Tensor c, const at::Tensor &a, const at::Tensor &b, int64_t n) {
     add2_torch::check_inputs(a, b);
-    TORCH_CHECK(c.device() == a.device() && c.scalar_type() == a.scalar_type() && c.is_contiguous(),
-                "pitfall_seed_n: c must be a contiguous tensor like a");
-    TORCH_CHECK(n >= 0, "pitfall_seed_n: n must be >= 0, got ", n);
+    COURSE_CHECK(c.device() == a.device() && c.scalar_type() == a.scalar_type() && c.is_contiguous(),
+                 "pitfall_seed_n: c must be a contiguous tensor like a");
+    COURSE_CHECK(n >= 0, "pitfall_seed_n: n must be >= 0, got ", n);
     const c10::cuda::CUDAGuard guard(a.device());
     COURSE_CHECK_LAUNCH(add2_seed_launch(c.data_ptr(), a.const_data_ptr(), b.const_data_ptr(), n,
                                          add2_torch::dtype_code(a), c10::cuda::getCurrentCUDAStream()));
@@ -78,11 +78,11 @@ void emulate_seed_cpu(at::Tensor c, const at::Tensor &a, const at::Tensor &b, in
     const auto is_cpu_f32 = [](const at::Tensor &t) {
         return t.device().is_cpu() && t.scalar_type() == at::kFloat && t.is_contiguous();
     };
-    TORCH_CHECK(is_cpu_f32(c) && is_cpu_f32(a) && is_cpu_f32(b),
-                "emulate_seed: c, a and b must be contiguous float32 CPU tensors");
-    TORCH_CHECK(n >= 0 && n <= c.numel() && n <= a.numel() && n <= b.numel(),
-                "emulate_seed: n must be in [0, numel] (the emulation stays in bounds), got ", n);
-    TORCH_CHECK(grid >= 1 && block >= 1 && block <= 1024, "emulate_seed: need grid >= 1 and 1 <= block <= 1024");
+    COURSE_CHECK(is_cpu_f32(c) && is_cpu_f32(a) && is_cpu_f32(b),
+                 "emulate_seed: c, a and b must be contiguous float32 CPU tensors");
+    COURSE_CHECK(n >= 0 && n <= c.numel() && n <= a.numel() && n <= b.numel(),
+                 "emulate_seed: n must be in [0, numel] (the emulation stays in bounds), got ", n);
+    COURSE_CHECK(grid >= 1 && block >= 1 && block <= 1024, "emulate_seed: need grid >= 1 and 1 <= block <= 1024");
     add2_seed_emulate_f32(c.data_ptr<float>(), a.const_data_ptr<float>(), b.const_data_ptr<float>(), n, grid, block);
 }
 

@@ -29,27 +29,27 @@ inline add2_dtype dtype_code(const at::Tensor &t) {
         case at::kDouble:
             return ADD2_FLOAT64;
         default:
-            TORCH_CHECK(false, "add2: dtype ", t.scalar_type(),
-                        " is not supported (float32, float16, bfloat16, float64)");
+            COURSE_CHECK(false, "add2: dtype ", t.scalar_type(),
+                         " is not supported (float32, float16, bfloat16, float64)");
     }
 }
 
 inline void check_inputs(const at::Tensor &a, const at::Tensor &b) {
-    TORCH_CHECK(a.is_cuda(), "add2: a must be a CUDA tensor, got one on ", a.device());
-    TORCH_CHECK(b.device() == a.device(), "add2: a and b must be on the same device, got ", a.device(), " and ",
-                b.device());
-    TORCH_CHECK(a.scalar_type() == b.scalar_type(), "add2: a and b must have the same dtype, got ", a.scalar_type(),
-                " and ", b.scalar_type());
-    TORCH_CHECK(a.sizes() == b.sizes(), "add2: a and b must have the same shape, got ", a.sizes(), " and ", b.sizes());
-    TORCH_CHECK(a.is_contiguous() && b.is_contiguous(), "add2: a and b must be contiguous");
+    COURSE_CHECK(a.is_cuda(), "add2: a must be a CUDA tensor, got one on ", a.device());
+    COURSE_CHECK(b.device() == a.device(), "add2: a and b must be on the same device, got ", a.device(), " and ",
+                 b.device());
+    COURSE_CHECK(a.scalar_type() == b.scalar_type(), "add2: a and b must have the same dtype, got ", a.scalar_type(),
+                 " and ", b.scalar_type());
+    COURSE_CHECK(a.sizes() == b.sizes(), "add2: a and b must have the same shape, got ", a.sizes(), " and ", b.sizes());
+    COURSE_CHECK(a.is_contiguous() && b.is_contiguous(), "add2: a and b must be contiguous");
     dtype_code(a);
 }
 
 /* c = a + b with version 2 (vectorized); blocks_per_sm = 0 is the default launch size. */
 inline at::Tensor add2_vec(const at::Tensor &a, const at::Tensor &b, int64_t blocks_per_sm) {
     check_inputs(a, b);
-    TORCH_CHECK(blocks_per_sm >= 0 && blocks_per_sm <= 64, "add2: blocks_per_sm must be in [0, 64], got ",
-                blocks_per_sm);
+    COURSE_CHECK(blocks_per_sm >= 0 && blocks_per_sm <= 64, "add2: blocks_per_sm must be in [0, 64], got ",
+                 blocks_per_sm);
     const c10::cuda::CUDAGuard guard(a.device());
     at::Tensor c = at::empty_like(a, at::MemoryFormat::Contiguous);
     COURSE_CHECK_LAUNCH(add2_vec_launch(c.data_ptr(), a.const_data_ptr(), b.const_data_ptr(), a.numel(), dtype_code(a),

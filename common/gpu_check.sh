@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# `make gpu-check LOG_DIR=dir` on a GPU machine: build everything, run every chapter's tests, run the GPU tests
+# again at small sizes under compute-sanitizer (memcheck, racecheck), run every benchmark. Logs, CSVs and plots go
+# into LOG_DIR/<chapter>/; a summary at the end. Exit status 0 only if every step passed.
+#
+# To fit in a few minutes, the tests (one chapter at a time: the largest need tens of GB of GPU memory) and the
+# sanitizer runs (small sizes) go side by side; the benchmarks then run alone, one at a time, so that nothing else
+# shares the GPU while they measure.
+set -u
+log=$1
+shift
+chapters=("$@")
+python=${PYTHON:-python3}
+step_timeout=${GPU_CHECK_STEP_TIMEOUT:-300}
+mkdir -p "$log"
+summary="$log/summary.txt"
+: >"$summary"
+
+step() {  # step NAME COMMAND...: run, log to $log/NAME.log, add a line to the summary
+    local name=$1 start=$SECONDS result=ok
+    shift
+    mkdir -p "$(dirname "$log/$name.log")"
+    timeout "$step_timeout" "$@" >"$log/$name.log" 2>&1 || result=FAILED
+    printf '%-34s %-6s %4ss  %s\n' "$name" "$result" $((SECONDS - start)) "$log/$name.log" | tee -a "$summary"
+}
+
+tests_lane() {
+    for c in "${chapters[@]}"; do
+        step "$c/test" make --no-print-directory -C "chapters/$c" test JUNIT_XML="$log/$c.xml" LOG_DIR="$log/$c"
+    done
+    # The exercise-stub check rebuilds every chapter's exercise variant; CI runs it on every change, so it is left
+    # out here to keep the GPU run short.
+    local only="not test_exercise_stubs_fail${CHAPTER:+ and $CHAPTER}"
+    step course/tests "$python" -m pytest tests -q -k "$only" --junitxml="$log/course.xml"
+}
+
+sanitize_lane() {
+    for c in "${chapters[@]}"; do
+        step "$c/sanitize" make --no-print-directory -C "chapters/$c" sanitize LOG_DIR="$log/$c"
+    done
+}
+
+nvidia-smi -L || echo "warning: nvidia-smi found no GPU"
+step all/build make --no-print-directory -j8 build
+tests_lane &
+sanitize_lane &
+wait
+for c in "${chapters[@]}"; do
+    step "$c/bench" make --no-print-directory -C "chapters/$c" bench LOG_DIR="$log/$c"
+done
+
+echo
+echo "==================== gpu-check summary ($SECONDS s) ===================="
+sort -s -k1,1 "$summary"
+"$python" -m course.score "$log" "${chapters[@]}" course
+score=$?
+! grep -q FAILED "$summary" && [ "$score" -eq 0 ]
