@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-KERNELS_PATH = Path(__file__).with_name("kernels.cu")
+KERNELS_PATH = Path(__file__).resolve().parents[1] / "src" / "kernels.cu"
 DEFAULT_OPTIONS = ("--std=c++17", "-lineinfo")
 
 

@@ -1,7 +1,7 @@
 /*
  * nvrtc_demo.c — compile CUDA C at run time with NVRTC, then load and launch it with the CUDA Driver API.
  *
- *   build/nvrtc_demo [run]            compile nvrtc_relu/kernels.cu, then (with a GPU) run vector add and ReLU
+ *   build/nvrtc_demo [run]            compile src/kernels.cu, then (with a GPU) run vector add and ReLU
  *                                     forward/backward on an odd-sized array and check them against the CPU
  *   build/nvrtc_demo ptx              only compile: PTX for compute_90 and a CUBIN for sm_90 (no GPU needed)
  *   build/nvrtc_demo syntax-error     compile a kernel with a syntax error: NVRTC's log names file and line
@@ -30,7 +30,7 @@
 #include "launch.h"
 
 #ifndef KERNELS_PATH
-#define KERNELS_PATH "nvrtc_relu/kernels.cu"
+#define KERNELS_PATH "src/kernels.cu"
 #endif
 
 enum { BLOCK = 256, RELU_ITEMS_PER_THREAD = 4 };
