@@ -43,6 +43,10 @@ EXTENSION_SOURCES += setup.py $(wildcard pyproject.toml src/* exercises/*.c exer
                      $(wildcard $(COMMON_DIR)/include/*.h) $(COMMON_DIR)/course/build.py
 $(EXTENSION_STAMP): $(EXTENSION_SOURCES) | python
 	@mkdir -p $(BUILD_DIR)
+	@if grep -q "cuda=True" setup.py && ! test -x "$(NVCC)"; then \
+	  echo "[$(CHAPTER_NAME)] nvcc not found (looked for $(NVCC)): this chapter compiles CUDA code. Install the CUDA"; \
+	  echo "  toolkit whose major version matches torch's CUDA (python -c 'import torch; print(torch.version.cuda)')"; \
+	  echo "  and set CUDA_HOME to its folder, e.g. export CUDA_HOME=/usr/local/cuda"; exit 1; fi
 	@echo "[$(CHAPTER_NAME)] building the $(VARIANT) extension (a minute or two on 2 cores; log: $(BUILD_DIR)/extension-$(VARIANT).log)"
 	@$(PYTHON) -m pip install --no-build-isolation --no-deps --editable . > $(BUILD_DIR)/extension-$(VARIANT).log 2>&1 \
 	  || { tail -n 60 $(BUILD_DIR)/extension-$(VARIANT).log; echo "[$(CHAPTER_NAME)] extension build FAILED (full log above: $(BUILD_DIR)/extension-$(VARIANT).log)"; exit 1; }

@@ -53,3 +53,15 @@ def test_unknown_chapter_gets_a_helpful_message():
 def test_gpu_check_needs_a_log_dir():
     result = make("gpu-check")
     assert result.returncode != 0 and "LOG_DIR" in result.stdout
+
+
+def test_missing_nvcc_gets_a_clear_message():
+    chapter = ROOT / "chapters" / "04_jit"
+    result = subprocess.run(
+        ["make", "--no-print-directory", "-C", str(chapter), "-W", "setup.py", "build", "CUDA_HOME=/nonexistent"],
+        capture_output=True,
+        text=True,
+    )
+    # -W setup.py makes the extension look out of date; the nvcc check stops the build before pip starts.
+    assert result.returncode != 0
+    assert "nvcc not found" in result.stdout and "export CUDA_HOME=" in result.stdout
