@@ -39,7 +39,7 @@ python: $(PYTHON_READY)
 # EXTENSION_SOURCES may be extended by a chapter whose extension compiles files from elsewhere.
 ifneq ($(wildcard setup.py),)
 EXTENSION_STAMP   := $(BUILD_DIR)/.extension-$(VARIANT).stamp
-EXTENSION_SOURCES += setup.py $(wildcard pyproject.toml src/* exercises/*.c exercises/*.cu exercises/*.cpp exercises/*.h) \
+EXTENSION_SOURCES += setup.py $(wildcard pyproject.toml src/* exercises/*) \
                      $(wildcard $(COMMON_DIR)/include/*.h) $(COMMON_DIR)/course/build.py
 $(EXTENSION_STAMP): $(EXTENSION_SOURCES) | python
 	@mkdir -p $(BUILD_DIR)

@@ -8,8 +8,9 @@ A chapter's setup.py is a few lines:
 and its package imports the compiled module with `import_extension("square_bias")`.
 
 EXERCISE=1 (set by `EXERCISE=1 make test`) swaps each source for the student's copy in exercises/ when one
-exists, and names the module `_C_exercise` instead of `_C`, so the reference and the exercise builds live side by
-side and switching between them rebuilds nothing.
+exists, puts exercises/ first on the include path (for headers included with angle brackets), and names the
+module `_C_exercise` instead of `_C`, so the reference and the exercise builds live side by side and switching
+between them rebuilds nothing.
 """
 
 from __future__ import annotations
@@ -53,6 +54,12 @@ def chapter_source(path: str | Path, chapter_dir: str | Path = ".") -> str:
     return str(Path(chapter_dir) / path)
 
 
+def exercise_include_dirs(chapter_dir: str | Path = ".") -> list[str]:
+    """[chapter/exercises] under EXERCISE=1, else []. Put first on the include path, it makes
+    `#include <name.h>` find the student's copy of a header; quotes would find the one beside the includer."""
+    return [str(Path(chapter_dir, "exercises").resolve())] if exercise_mode() else []
+
+
 def setup_extension(
     package: str,
     sources: list[str],
@@ -81,7 +88,7 @@ def setup_extension(
     extension = extension_class(
         f"{package}.{module_name()}",
         [chapter_source(s) for s in sources],
-        include_dirs=[str(INCLUDE_DIR), *(include_dirs or [])],
+        include_dirs=[*exercise_include_dirs(), str(INCLUDE_DIR), *(include_dirs or [])],
         extra_objects=extra_objects or [],
         extra_compile_args=extra_compile_args,
         define_macros=define_macros or [],
