@@ -1,4 +1,5 @@
-"""The kernels' per-thread code (src/square_bias_thread.cuh, included by src/square_bias_kernels.cu), run on the CPU for every thread of a small grid.
+"""The kernels' per-thread code (src/square_bias_thread.cuh, included by src/square_bias_kernels.cu), run on
+the CPU for every thread of a small grid.
 
 No GPU needed: square_bias_emulate_* call the same __host__ __device__ functions the kernels call
 (grid_stride_for_each, the forward and backward bodies) once per simulated (block, thread). Outputs start as NaN,
