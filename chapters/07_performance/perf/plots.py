@@ -28,71 +28,64 @@ def _series(rows, workload, device=None):
         yield f"{name} ({dev})", [p[0] for p in points], [p[1] for p in points]
 
 
-def plot_all(rows: list[dict], out: Path, title: str) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
+def _save(fig, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return path
 
+
+def _four_panels(path: Path, suptitle: str, draw) -> Path:
+    """One panel per workload; draw(ax, workload) plots its lines and sets its title and y label."""
     fig, axes = plt.subplots(2, 2, figsize=(13, 9))
     for ax, workload in zip(axes.flat, WORKLOADS):
-        for label, ns, rs in _series(rows, workload):
-            ax.loglog(ns, [r["time_us"] for r in rs], marker="o", ms=3, label=label)
-        ax.set(title=f"{workload}: {WORKLOADS[workload]['what']}", xlabel="elements n", ylabel="time (µs)")
+        draw(ax, workload)
+        ax.set_xlabel("elements n")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle(f"Time vs size — {title}")
-    fig.tight_layout()
-    written.append(out / "time_vs_size.png")
-    fig.savefig(written[-1], dpi=80)
-    plt.close(fig)
+    fig.suptitle(suptitle)
+    return _save(fig, path)
 
+
+def plot_all(rows: list[dict], out: Path, title: str) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
     copy = sorted((r["n"], r["GB/s"]) for r in rows if r["workload"] == "copy")
-    if copy:
-        fig, axes = plt.subplots(2, 2, figsize=(13, 9))
-        for ax, workload in zip(axes.flat, WORKLOADS):
-            ax.semilogx([n for n, _ in copy], [g for _, g in copy], "k--", label="device copy (roof)")
-            for label, ns, rs in _series(rows, workload, "cuda"):
-                ax.semilogx(ns, [r["GB/s"] for r in rs], marker="o", ms=3, label=label)
-            ax.set(
-                title=f"{workload}: {WORKLOADS[workload]['bytes']} bytes/element",
-                xlabel="elements n",
-                ylabel="effective bandwidth (GB/s)",
-            )
-            ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=7)
-        fig.suptitle(f"Bandwidth vs size — {title}")
-        fig.tight_layout()
-        written.append(out / "bandwidth_vs_size.png")
-        fig.savefig(written[-1], dpi=80)
-        plt.close(fig)
 
-    fig, axes = plt.subplots(2, 2, figsize=(13, 9))
-    for ax, workload in zip(axes.flat, WORKLOADS):
+    def time(ax, workload):
+        for label, ns, rs in _series(rows, workload):
+            ax.loglog(ns, [r["time_us"] for r in rs], marker="o", ms=3, label=label)
+        ax.set(title=f"{workload}: {WORKLOADS[workload]['what']}", ylabel="time (µs)")
+
+    def bandwidth(ax, workload):
+        ax.semilogx([n for n, _ in copy], [g for _, g in copy], "k--", label="device copy (roof)")
+        for label, ns, rs in _series(rows, workload, "cuda"):
+            ax.semilogx(ns, [r["GB/s"] for r in rs], marker="o", ms=3, label=label)
+        ax.set(title=f"{workload}: {WORKLOADS[workload]['bytes']} bytes/element", ylabel="effective bandwidth (GB/s)")
+
+    def speedup(ax, workload):
         for label, ns, rs in _series(rows, workload):
             ax.semilogx(ns, [r["speedup_vs_eager"] for r in rs], marker="o", ms=3, label=label)
         ax.axhline(1.0, color="k", lw=0.8)
         ax.set_yscale("log")
-        ax.set(title=workload, xlabel="elements n", ylabel="speed-up over eager PyTorch on the same device")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-    fig.suptitle(f"Speed-up over eager — {title}")
-    fig.tight_layout()
-    written.append(out / "speedup_vs_eager.png")
-    fig.savefig(written[-1], dpi=80)
-    plt.close(fig)
+        ax.set(title=workload, ylabel="speed-up over eager PyTorch on the same device")
+
+    written = [_four_panels(out / "time_vs_size.png", f"Time vs size — {title}", time)]
+    if copy:
+        written.append(_four_panels(out / "bandwidth_vs_size.png", f"Bandwidth vs size — {title}", bandwidth))
+    written.append(_four_panels(out / "speedup_vs_eager.png", f"Speed-up over eager — {title}", speedup))
 
     if copy:
         largest = max(r["n"] for r in rows if r["device"] == "cuda")
-        bandwidth = max(g for _, g in copy)
+        roof = max(g for _, g in copy)
+        peak = H100_FP32_TFLOPS * 1e3  # GFLOP/s
+        ridge = peak / roof
         fig, ax = plt.subplots(figsize=(8, 6))
-        intensities = [0.01, 1000]
         ax.loglog(
-            intensities,
-            [min(H100_FP32_TFLOPS * 1e3, bandwidth * i) for i in intensities],
+            [0.01, ridge, 1000],
+            [roof * 0.01, peak, peak],
             "k-",
-            label=f"roof: {bandwidth:,.0f} GB/s copy, {H100_FP32_TFLOPS:.0f} TFLOP/s fp32",
+            label=f"roof: {roof:,.0f} GB/s copy, {H100_FP32_TFLOPS:.0f} TFLOP/s fp32",
         )
-        ridge = H100_FP32_TFLOPS * 1e3 / bandwidth
-        ax.loglog([0.01, ridge, 1000], [bandwidth * 0.01, H100_FP32_TFLOPS * 1e3, H100_FP32_TFLOPS * 1e3], "k-")
         for r in rows:
             if r["device"] == "cuda" and r["n"] == largest and r["workload"] in WORKLOADS:
                 spec = WORKLOADS[r["workload"]]
@@ -106,8 +99,5 @@ def plot_all(rows: list[dict], out: Path, title: str) -> list[Path]:
         )
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
-        fig.tight_layout()
-        written.append(out / "roofline.png")
-        fig.savefig(written[-1], dpi=80)
-        plt.close(fig)
+        written.append(_save(fig, out / "roofline.png"))
     return written

@@ -91,3 +91,44 @@ def test_gpu_run_at_small_sizes(small):
     assert {"device copy", "eager", "CUDA extension", "add2 vectorized", "NVRTC ReLU", "ladder rung 3"} <= names
     if not small:
         assert "torch.compile" in names
+
+
+def test_plots_with_gpu_rows(tmp_path):
+    """The GPU-only pictures (bandwidth under the copy roof, the roofline) from made-up rows: no GPU needed."""
+    from perf.plots import plot_all
+
+    rows = []
+    for n in (2**20, 2**22):
+        rows.append(
+            {
+                "workload": "copy",
+                "implementation": "device copy",
+                "device": "cuda",
+                "n": n,
+                "time_us": n * 8 / 2.9e3,
+                "GB/s": 2900.0,
+                "speedup_vs_eager": float("nan"),
+            }
+        )
+        for workload, spec in WORKLOADS.items():
+            for name, efficiency in (("eager", 0.5), ("kernel", 0.95)):
+                seconds = n * spec["bytes"] / (2.9e12 * efficiency)
+                rows.append(
+                    {
+                        "workload": workload,
+                        "implementation": name,
+                        "device": "cuda",
+                        "n": n,
+                        "time_us": seconds * 1e6,
+                        "GB/s": 2900 * efficiency,
+                        "speedup_vs_eager": efficiency / 0.5,
+                    }
+                )
+    written = plot_all(rows, tmp_path, "made-up rows")
+    assert {p.name for p in written} == {
+        "time_vs_size.png",
+        "bandwidth_vs_size.png",
+        "speedup_vs_eager.png",
+        "roofline.png",
+    }
+    assert all(p.stat().st_size > 10_000 for p in written)
