@@ -122,6 +122,19 @@ def exercise_or_reference(reference_module, exercise_file: str | Path, names: li
         setattr(reference_module, name, getattr(module, name))
 
 
+def load_c_library(chapter_dir: str | Path, stem: str):
+    """ctypes handle to a chapter's plain-C library, build/<stem>-reference.so (or -exercise.so under EXERCISE=1,
+    built from the student's files), or an ImportError that says which `make` builds it."""
+    import ctypes
+
+    variant = "exercise" if exercise_mode() else "reference"
+    path = Path(chapter_dir) / "build" / f"{stem}-{variant}.so"
+    if not path.exists():
+        make = "EXERCISE=1 make build" if exercise_mode() else "make build"
+        raise ImportError(f"{path} is not built: run `{make}` in {Path(chapter_dir)}")
+    return ctypes.CDLL(str(path))
+
+
 def import_extension(package: str):
     """Import the chapter's compiled module, or explain how to build it."""
     name = f"{package}.{module_name()}"

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import torch
-from course.build import exercise_mode
+from course.build import load_c_library
 
 CHAPTER_DIR = Path(__file__).resolve().parent.parent
 COLUMNS = ("global", "block_x", "block_y", "block_z", "thread_x", "thread_y", "thread_z", "warp", "lane")
@@ -26,12 +26,7 @@ MAX_ROWS = 1 << 24  # a table of 16 M threads is 1.2 GB: more is surely a mistak
 
 @functools.cache
 def library() -> ctypes.CDLL:
-    variant = "exercise" if exercise_mode() else "reference"
-    path = CHAPTER_DIR / "build" / f"libthread_index_emu-{variant}.so"
-    if not path.exists():
-        make = "EXERCISE=1 make build" if variant == "exercise" else "make build"
-        raise ImportError(f"{path} is not built: run `{make}` in {CHAPTER_DIR}")
-    lib = ctypes.CDLL(str(path))
+    lib = load_c_library(CHAPTER_DIR, "libthread_index_emu")
     u32x3 = ctypes.c_uint32 * 3
     lib.ti_formula_count.restype = ctypes.c_int
     lib.ti_formula_name.restype = ctypes.c_char_p
@@ -48,7 +43,7 @@ def library() -> ctypes.CDLL:
         ctypes.c_void_p,
     ]
     if lib.ti_table_columns() != len(COLUMNS):
-        raise ImportError(f"{path} writes {lib.ti_table_columns()} columns, this module expects {len(COLUMNS)}")
+        raise ImportError(f"{lib._name} writes {lib.ti_table_columns()} columns, this module expects {len(COLUMNS)}")
     return lib
 
 

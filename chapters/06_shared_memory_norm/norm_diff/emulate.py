@@ -14,22 +14,16 @@ import ctypes
 from pathlib import Path
 
 import numpy as np
-from course.build import exercise_mode
+from course.build import load_c_library
 
-LIBRARY = (
-    Path(__file__).resolve().parents[1]
-    / "build"
-    / f"libnorm_emulate-{'exercise' if exercise_mode() else 'reference'}.so"
-)
+CHAPTER_DIR = Path(__file__).resolve().parents[1]
 _lib = None
 
 
 def _library() -> ctypes.CDLL:
     global _lib
     if _lib is None:
-        if not LIBRARY.exists():
-            raise ImportError(f"{LIBRARY} is not built: run `make build` in the chapter's folder")
-        _lib = ctypes.CDLL(str(LIBRARY))
+        _lib = load_c_library(CHAPTER_DIR, "libnorm_emulate")
         pointer = ctypes.POINTER(ctypes.c_double)
         _lib.norm_emulate_tree_sum.argtypes = [pointer, ctypes.c_int, pointer]
         _lib.norm_emulate_warp_sum.argtypes = [pointer, pointer]
