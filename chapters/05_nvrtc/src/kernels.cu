@@ -23,8 +23,8 @@ __device__ __forceinline__ float relu1(float v) {
     return v <= 0.0f ? 0.0f : v;
 }  // NaN <= 0 is false: NaN stays
 __device__ __forceinline__ float relu_grad1(float g, float v) {
-    return v > 0.0f ? g : 0.0f;
-}
+    return v <= 0.0f ? 0.0f : g;
+}  // written as the forward's test, not `v > 0 ? g : 0`: that one sends NaN to 0 where PyTorch passes g
 __device__ __forceinline__ bool aligned16(const void *p) {
     return ((unsigned long long)p & 15ull) == 0;
 }

@@ -189,7 +189,7 @@ static int demo_not_initialized(void) {
 /* ---- the Driver API walk-through ------------------------------------------------------------------------------ */
 
 static float relu_ref(float v) {
-    return v > 0.0f ? v : 0.0f;
+    return v <= 0.0f ? 0.0f : v;
 }
 
 static int64_t count_mismatches(const float *got, const float *want, int64_t n, const char *what) {
@@ -331,7 +331,7 @@ static int run_driver_demo(const char *source, const char *out_dir, const char *
         CU_CHECK(launch_elementwise(relu_backward, stream, plan_elementwise(n, RELU_ITEMS_PER_THREAD, BLOCK), args));
         CU_CHECK(driver.cuMemcpyDtoHAsync(c, d_c, bytes, stream));
         CU_CHECK(driver.cuStreamSynchronize(stream));
-        for (int64_t i = 0; i < n; ++i) want[i] = a[i] > 0.0f ? b[i] : 0.0f;
+        for (int64_t i = 0; i < n; ++i) want[i] = a[i] <= 0.0f ? 0.0f : b[i];
         bad += count_mismatches(c, want, n, "relu_backward");
     }
 

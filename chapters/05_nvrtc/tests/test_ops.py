@@ -74,6 +74,18 @@ def test_backward_matches_torch(n):
 
 
 @pytest.mark.gpu
+def test_relu_records_autograd_only_when_needed():
+    x = _input(1000)
+    y = nvrtc_relu.relu(x)  # x needs no gradient: the plain launch, no graph
+    assert y.grad_fn is None
+    torch.testing.assert_close(y, torch.relu(x), equal_nan=True, rtol=0, atol=0)
+    x.requires_grad_()
+    assert nvrtc_relu.relu(x).grad_fn is not None
+    with torch.no_grad():
+        assert nvrtc_relu.relu(x).grad_fn is None
+
+
+@pytest.mark.gpu
 def test_shapes_and_misaligned_views():
     x = _input(7 * 129 * 3).reshape(7, 129, 3)
     torch.testing.assert_close(nvrtc_relu.relu(x), torch.relu(x), equal_nan=True, rtol=0, atol=0)
