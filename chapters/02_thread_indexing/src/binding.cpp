@@ -74,13 +74,13 @@ void grid_stride_owner_(at::Tensor &owner, int64_t blocks, int64_t threads) {
                                               c10::cuda::getCurrentCUDAStream()));
 }
 
-void divergence_(at::Tensor &out, int64_t mode, int64_t iters) {
+void divergence_(at::Tensor &out, int64_t branching, int64_t iters) {
     check_cuda_out(out, "out", at::kFloat);
-    COURSE_CHECK(mode >= 0 && mode <= 2, "mode must be 0, 1 or 2, got ", mode);
+    COURSE_CHECK(branching >= 0 && branching <= 2, "branching must be 0, 1 or 2, got ", branching);
     COURSE_CHECK(iters >= 0 && iters <= INT32_MAX, "iters must be in [0, 2^31), got ", iters);
     const c10::cuda::CUDAGuard guard(out.device());
-    COURSE_CHECK_LAUNCH(ti_launch_divergence(static_cast<int>(mode), static_cast<int>(iters), out.data_ptr<float>(),
-                                             out.numel(), c10::cuda::getCurrentCUDAStream()));
+    COURSE_CHECK_LAUNCH(ti_launch_divergence(static_cast<int>(branching), static_cast<int>(iters),
+                                             out.data_ptr<float>(), out.numel(), c10::cuda::getCurrentCUDAStream()));
 }
 
 // No tensor goes in or out, so this one is registered for every dispatch key at once (a catch-all kernel).
@@ -96,7 +96,9 @@ TORCH_LIBRARY(thread_index, m) {
     m.def("record_threads_(Tensor(a!) table, int formula, int[] grid, int[] block, int first_block) -> ()");
     m.def("grid_stride_count_(Tensor(a!) counts, int blocks, int threads) -> ()");
     m.def("grid_stride_owner_(Tensor(a!) owner, int blocks, int threads) -> ()");
-    m.def("divergence_(Tensor(a!) out, int mode, int iters) -> ()");
+    // Not `int mode`: torch.compile's functionalization of mutating ops takes a keyword argument named `mode`
+    // itself, and opcheck's test_aot_dispatch_dynamic fails with "got multiple values for argument 'mode'".
+    m.def("divergence_(Tensor(a!) out, int branching, int iters) -> ()");
     m.def("device_limits(int device) -> int[]", &device_limits);
 }
 

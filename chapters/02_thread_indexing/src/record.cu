@@ -107,7 +107,8 @@ extern "C" cudaError_t ti_launch_record(int formula, const uint32_t grid[3], con
         return cudaErrorInvalidValue;
     }
     /* No check of grid and block against the device's limits here: the launch itself reports them (grid.y > 65535
-     * gives cudaErrorInvalidConfiguration), which is what the lesson shows. */
+     * gives cudaErrorInvalidValue with CUDA 13, cudaErrorInvalidConfiguration with older releases), which is what the
+     * lesson shows. */
     dim3 grid_dim(grid[0], grid[1], grid[2]);
     dim3 block_dim(block[0], block[1], block[2]);
     kernel<<<grid_dim, block_dim, 0, stream>>>(first_block, n_blocks, table);

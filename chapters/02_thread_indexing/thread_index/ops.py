@@ -47,7 +47,7 @@ def _(owner, blocks, threads):
 
 
 @torch.library.register_fake("thread_index::divergence_")
-def _(out, mode, iters):
+def _(out, branching, iters):
     return None
 
 
