@@ -52,15 +52,13 @@ def test_pybind_module_checks_inputs(from_files):
         from_files.add2(a, torch.ones(5, device="cuda"))
 
 
-def test_cached_reload_in_fresh_process_is_fast(from_files, small):
-    """The issue's goal: a cached re-load takes at most 2 s (the cold build took tens of seconds). Under
-    compute-sanitizer (small) everything is slower: only the "no rebuild" part is checked there."""
+def test_cached_reload_in_fresh_process_does_not_rebuild(from_files):
+    """A second load in a new process finds the build in TORCH_EXTENSIONS_DIR and compiles nothing. How long that
+    takes is a speed goal (cached re-load <= 2 s), so `make bench` measures it, not this test."""
     code = """
-        import time
-        start = time.perf_counter()
         from add2.jit import load_from_files
-        load_from_files(verbose=True)
-        print(f"LOAD_SECONDS {time.perf_counter() - start:.3f}")
+        module = load_from_files(verbose=True)
+        print("LOADED", module.__name__)
         """
     env = dict(os.environ, TORCH_EXTENSIONS_DIR=str(jit.extensions_dir()))
     result = subprocess.run(
@@ -69,5 +67,4 @@ def test_cached_reload_in_fresh_process_is_fast(from_files, small):
     out = result.stdout + result.stderr
     assert result.returncode == 0, out
     assert "ninja: no work to do" in out, out
-    if not small:
-        assert float(out.split("LOAD_SECONDS")[1].split()[0]) <= 2.0, out
+    assert "LOADED add2_jit_files" in out, out
