@@ -8,6 +8,7 @@
 #   make clean        remove build outputs (keeps a complete .venv; `make distclean` removes it too)
 #
 # CHAPTER=03 (or 03_cuda_extension) limits run/test-all/grade/gpu-check to one chapter.
+# STEPS="test sanitize" (any of test, sanitize, bench) limits what gpu-check runs after the build.
 
 include common/python.mk
 
@@ -76,7 +77,7 @@ grade: python
 
 gpu-check: python
 	@test -n "$(LOG_DIR)" || { echo "usage: make gpu-check LOG_DIR=/path/to/logs"; exit 2; }
-	@PYTHON=$(PYTHON) CHAPTER=$(CHAPTER) bash common/gpu_check.sh $(abspath $(LOG_DIR)) $(CHAPTERS)
+	@PYTHON=$(PYTHON) CHAPTER=$(CHAPTER) STEPS="$(STEPS)" bash common/gpu_check.sh $(abspath $(LOG_DIR)) $(CHAPTERS)
 
 C_SOURCES = $(shell git ls-files '*.c' '*.h' '*.cu' '*.cuh' '*.cpp')
 PY_SOURCES = $(shell git ls-files '*.py' '*.ipynb')

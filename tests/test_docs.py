@@ -9,7 +9,11 @@ from pathlib import Path
 import pytest
 from course_layout import ROOT
 
-MARKDOWN = sorted(p for p in ROOT.rglob("*.md") if not {".venv", "build", ".git"} & set(p.relative_to(ROOT).parts))
+MARKDOWN = sorted(
+    p
+    for p in ROOT.rglob("*.md")
+    if not any(part == "build" or part.startswith(".") for part in p.relative_to(ROOT).parts)  # caches, venvs, .git
+)
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 MAKE_COMMAND = re.compile(r"(?:^|[\s`$(])(?:[A-Z_]+=\S+\s+)*make\s+((?:[A-Z_]+=\S+\s+)*)([a-z][\w-]*)", re.M)
 

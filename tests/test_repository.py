@@ -1,5 +1,6 @@
 """Nothing generated is tracked by git, and the top-level Makefile helps a lost user."""
 
+import os
 import re
 import subprocess
 
@@ -29,8 +30,18 @@ def test_no_large_files_are_tracked():
     assert large == [], f"files over 1 MB tracked by git: {large}"
 
 
-def make(*args):
-    return subprocess.run(["make", "--no-print-directory", "-C", str(ROOT), *args], capture_output=True, text=True)
+# A make that runs these tests (make test-all, make gpu-check LOG_DIR=...) passes its command-line variables down
+# through MAKEFLAGS; left in, `make gpu-check` below would inherit LOG_DIR and start a whole GPU check.
+CLEAN_MAKE_ENV = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+
+
+def make(*args, directory=ROOT):
+    return subprocess.run(
+        ["make", "--no-print-directory", "-C", str(directory), *args],
+        capture_output=True,
+        text=True,
+        env=CLEAN_MAKE_ENV,
+    )
 
 
 def test_help_lists_every_target():
@@ -57,11 +68,7 @@ def test_gpu_check_needs_a_log_dir():
 
 def test_missing_nvcc_gets_a_clear_message():
     chapter = ROOT / "chapters" / "04_jit"
-    result = subprocess.run(
-        ["make", "--no-print-directory", "-C", str(chapter), "-W", "setup.py", "build", "CUDA_HOME=/nonexistent"],
-        capture_output=True,
-        text=True,
-    )
+    result = make("-W", "setup.py", "build", "CUDA_HOME=/nonexistent", directory=chapter)
     # -W setup.py makes the extension look out of date; the nvcc check stops the build before pip starts.
     assert result.returncode != 0
     assert "nvcc not found" in result.stdout and "export CUDA_HOME=" in result.stdout

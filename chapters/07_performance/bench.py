@@ -76,6 +76,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="sizes 2^10 and 2^12 only")
     parser.add_argument("--full", action="store_true", help="(default) sizes 2^10 ... 2^28")
     parser.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
+    parser.add_argument("--copy-to", type=Path, help="also copy the CSV, table, plots and ncu report here")
     args = parser.parse_args()
 
     gpu = torch.cuda.is_available()
@@ -104,6 +105,12 @@ def main() -> int:
     print("wrote", ", ".join(str(p) for p in [args.out / "perf.csv", args.out / "perf.md", *plots]))
     if not args.quick:
         ncu_report(args.out)
+    if args.copy_to is not None:
+        args.copy_to.mkdir(parents=True, exist_ok=True)
+        for name in ["perf.csv", "perf.md", "ncu_add2.txt", *(p.name for p in plots)]:
+            if (args.out / name).exists() and (args.out / name).resolve() != (args.copy_to / name).resolve():
+                shutil.copy2(args.out / name, args.copy_to / name)
+        print("copied the results into", args.copy_to)
     return 0
 
 
