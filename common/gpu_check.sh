@@ -37,7 +37,9 @@ course_tests() {
     # The exercise-stub check rebuilds every chapter's exercise variant; CI runs it on every change, so it is left
     # out here to keep the GPU run short.
     local only="not test_exercise_stubs_fail${CHAPTER:+ and $CHAPTER}"
-    step course/tests "$python" -m pytest tests -q -k "$only" --junitxml="$log/course.xml"
+    # faulthandler_timeout: a test that stalls prints every thread's stack into the log; --durations names the slow.
+    step course/tests "$python" -m pytest tests -q -k "$only" -o faulthandler_timeout=120 --durations=10 \
+        --junitxml="$log/course.xml"
 }
 
 sanitize_lane() {  # sanitize_lane FIRST: every second chapter from FIRST on, so two lanes share the work

@@ -36,12 +36,17 @@ CLEAN_MAKE_ENV = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", 
 
 
 def make(*args, directory=ROOT):
-    return subprocess.run(
-        ["make", "--no-print-directory", "-C", str(directory), *args],
-        capture_output=True,
-        text=True,
-        env=CLEAN_MAKE_ENV,
-    )
+    # None of these should take more than seconds; a hang fails the test with make's output instead of stalling.
+    try:
+        return subprocess.run(
+            ["make", "--no-print-directory", "-C", str(directory), *args],
+            capture_output=True,
+            text=True,
+            env=CLEAN_MAKE_ENV,
+            timeout=120,
+        )
+    except subprocess.TimeoutExpired as error:
+        pytest.fail(f"make {' '.join(args)} in {directory} still ran after 120 s:\n{error.stdout}\n{error.stderr}")
 
 
 def test_help_lists_every_target():
