@@ -39,6 +39,26 @@ class Finding:
     fix: str = ""
 
 
+def arch_entry_runs_on(entry: str, capability: tuple[int, int]) -> bool:
+    """Does code built for one TORCH_CUDA_ARCH_LIST entry run on a GPU of this compute capability?
+
+    "9.0": machine code for exactly 9.0. "9.0a": 9.0 plus its architecture-specific instructions (wgmma...), still
+    exactly 9.0. "10.0f": the 10.x family, 10.0 and newer. "8.0+PTX": also PTX, which the driver compiles for any
+    newer GPU when the program loads."""
+    ptx = entry.endswith("+PTX")
+    base = entry.removesuffix("+PTX")
+    suffix = base[-1] if base[-1:] in ("a", "f") else ""
+    try:
+        major, minor = (int(part) for part in base.removesuffix(suffix).split("."))
+    except ValueError:
+        return False
+    if (major, minor) == capability:
+        return True
+    if suffix == "f":
+        return major == capability[0] and minor <= capability[1]
+    return ptx and not suffix and (major, minor) <= capability
+
+
 def _run(command: list[str]) -> str:
     try:
         return subprocess.run(command, capture_output=True, text=True, timeout=30).stdout
@@ -198,8 +218,8 @@ def diagnose(f: Facts) -> list[Finding]:
             else:
                 add("ok", "GPU", f"{name} ({arch}) is supported by this torch build.")
         if f.arch_list_env:
-            wanted = {a.strip().replace("+PTX", "") for a in re.split(r"[ ;]", f.arch_list_env) if a.strip()}
-            if f"{capability[0]}.{capability[1]}" not in wanted:
+            entries = [a.strip() for a in re.split(r"[ ;]", f.arch_list_env) if a.strip()]
+            if not any(arch_entry_runs_on(entry, tuple(capability)) for entry in entries):
                 add(
                     "warning",
                     "TORCH_CUDA_ARCH_LIST",

@@ -2,7 +2,7 @@
 
 import pytest
 from envcheck import Facts, diagnose
-from envcheck.diagnose import report
+from envcheck.diagnose import arch_entry_runs_on, report
 
 H100 = ("NVIDIA H100 80GB HBM3", (9, 0))
 
@@ -79,6 +79,9 @@ def test_gpu_without_kernel_image():
 def test_arch_list_missing_the_gpu():
     assert "warning" in levels(healthy(arch_list_env="8.0;8.6"), "TORCH_CUDA_ARCH_LIST")
     assert "warning" not in levels(healthy(arch_list_env="8.0 9.0+PTX"), "TORCH_CUDA_ARCH_LIST")
+    # the GPU machine sets 9.0a: sm_90a code is H100 code (plus wgmma and friends), not a different GPU's
+    assert "warning" not in levels(healthy(arch_list_env="9.0a"), "TORCH_CUDA_ARCH_LIST")
+    assert "warning" not in levels(healthy(arch_list_env="8.0+PTX"), "TORCH_CUDA_ARCH_LIST")  # PTX, compiled on load
 
 
 def test_cuda_home_without_nvcc(tmp_path):
@@ -108,3 +111,21 @@ def test_strict_mode_exits_1_on_errors(strict, monkeypatch, capsys):
     with pytest.raises(SystemExit, match="1") if strict else contextlib.nullcontext():
         runpy.run_module("envcheck", run_name="__main__")
     assert "[FAIL] torch" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "entry, capability, runs",
+    [
+        ("9.0", (9, 0), True),
+        ("9.0a", (9, 0), True),
+        ("9.0a", (10, 0), False),  # architecture-specific code runs on that architecture only
+        ("8.0", (9, 0), False),
+        ("8.0+PTX", (9, 0), True),  # the driver compiles the PTX for the newer GPU
+        ("10.0+PTX", (9, 0), False),  # PTX never runs on an older GPU
+        ("10.0f", (10, 3), True),  # family-specific: the 10.x family from 10.0 on
+        ("10.0f", (12, 0), False),
+        ("nonsense", (9, 0), False),
+    ],
+)
+def test_arch_entry_runs_on(entry, capability, runs):
+    assert arch_entry_runs_on(entry, capability) is runs
