@@ -13,8 +13,9 @@ chapters=("$@")
 python=${PYTHON:-python3}
 step_timeout=${GPU_CHECK_STEP_TIMEOUT:-300}
 steps=" ${STEPS:-test sanitize bench} "  # any of: test sanitize bench (the build always runs)
-# Each step is a make or pytest of its own: none should inherit the calling make's variables and jobserver.
-unset MAKEFLAGS MFLAGS MAKELEVEL
+# Each step is a make or pytest of its own: none should inherit the calling make's variables and jobserver (make
+# also exports its command-line variables, LOG_DIR among them, to the environment).
+unset MAKEFLAGS MFLAGS MAKELEVEL LOG_DIR
 mkdir -p "$log"
 summary="$log/summary.txt"
 : >"$summary"
