@@ -148,6 +148,18 @@ static void compile_both(const char *source, const char *out_dir, int major, int
     write_file(out_dir, name, cubin);
 }
 
+/* What NVRTC alone can do, with or without a GPU: compile the kernels for the course's H100 (sm_90) and show the
+ * start of the PTX. */
+static void compile_for_h100(const char *source_path, const char *out_dir) {
+    char *source = read_file(source_path);
+    blob ptx = {NULL, 0}, cubin = {NULL, 0};
+    compile_both(source, out_dir, 9, 0, &ptx, &cubin);
+    show_ptx_head(&ptx, 14);
+    free(ptx.data);
+    free(cubin.data);
+    free(source);
+}
+
 /* ---- the error lessons ------------------------------------------------------------------------------------- */
 
 static const char broken_kernel[] =
@@ -397,13 +409,7 @@ int main(int argc, char **argv) {
     }
     if (strcmp(command, "syntax-error") == 0) return demo_syntax_error();
     if (strcmp(command, "ptx") == 0) {
-        char *source = read_file(source_path);
-        blob ptx = {NULL, 0}, cubin = {NULL, 0};
-        compile_both(source, out_dir, 9, 0, &ptx, &cubin);
-        show_ptx_head(&ptx, 14);
-        free(ptx.data);
-        free(cubin.data);
-        free(source);
+        compile_for_h100(source_path, out_dir);
         return 0;
     }
     if (strcmp(command, "run") != 0 && strcmp(command, "not-initialized") != 0 &&
@@ -415,14 +421,8 @@ int main(int argc, char **argv) {
 
     char why[512];
     if (course_driver_load(why, sizeof why) != 0) {
-        if (strcmp(command, "run") == 0) { /* what NVRTC alone can do: compile for the course's H100 */
-            char *source = read_file(source_path);
-            blob ptx = {NULL, 0}, cubin = {NULL, 0};
-            compile_both(source, out_dir, 9, 0, &ptx, &cubin);
-            show_ptx_head(&ptx, 14);
-            free(ptx.data);
-            free(cubin.data);
-            free(source);
+        if (strcmp(command, "run") == 0) {
+            compile_for_h100(source_path, out_dir);
         }
         printf("%s\nSKIPPED: %s needs the NVIDIA driver and a GPU%s.\n", why,
                strcmp(command, "run") == 0 ? "loading and launching the kernels" : command,
