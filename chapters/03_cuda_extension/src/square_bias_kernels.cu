@@ -25,6 +25,7 @@
 #include <cuda_bf16.h>
 #include <stdint.h>
 
+#include "course_accumulate.cuh"
 #include "course_check.h"
 #include "square_bias_kernels.h"
 
@@ -37,42 +38,10 @@ constexpr int kTileCols = 32;    // backward: columns per tile (one warp wide: c
 constexpr int kTileRows = 8;     // backward: rows handled at once by a block
 constexpr int kPackBytes = 16;   // one 128-bit load or store
 
-// ---- types: half types are computed in float32 --------------------------------------------------------------------
-template <typename T>
-struct Acc {
-    using type = float;
-};
-template <>
-struct Acc<double> {
-    using type = double;
-};
-template <typename T>
-using acc_t = typename Acc<T>::type;
-
-__host__ __device__ inline float to_acc(float v) {
-    return v;
-}
-__host__ __device__ inline double to_acc(double v) {
-    return v;
-}
-__host__ __device__ inline float to_acc(__half v) {
-    return __half2float(v);
-}
-__host__ __device__ inline float to_acc(__nv_bfloat16 v) {
-    return __bfloat162float(v);
-}
-template <typename T>
-__host__ __device__ inline T from_acc(acc_t<T> v) {
-    return v;
-}
-template <>
-__host__ __device__ inline __half from_acc<__half>(float v) {
-    return __float2half_rn(v);
-}
-template <>
-__host__ __device__ inline __nv_bfloat16 from_acc<__nv_bfloat16>(float v) {
-    return __float2bfloat16_rn(v);
-}
+// Half types are computed in float32 (acc_t, to_acc, from_acc: see course_accumulate.cuh).
+using course::acc_t;
+using course::from_acc;
+using course::to_acc;
 
 // 16 bytes of T, aligned so that one copy is one 128-bit load (ld.global.v4) or store.
 template <typename T>

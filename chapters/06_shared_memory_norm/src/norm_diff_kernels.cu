@@ -29,6 +29,7 @@
 #include <cub/block/block_reduce.cuh>
 #include <stdint.h>
 
+#include "course_accumulate.cuh"
 #include "course_check.h"
 #include "norm_diff.h"
 #include <norm_blocks.h> /* <...>: EXERCISE=1 builds put exercises/ first on the include path */
@@ -41,28 +42,8 @@ constexpr int kTwoPassMaxBlocks = 1024; /* rungs 1-2: at most this many partials
 constexpr int kBlocksPerSM = 4;         /* rungs 3-4: "a few blocks per SM", each striding over the array */
 constexpr int kUnroll = 4;              /* rungs 3-4: 16-byte loads per tensor in flight per thread */
 
-/* The accumulator type: fp32, or fp64 for double inputs. */
-template <typename T>
-struct Acc {
-    using type = float;
-};
-template <>
-struct Acc<double> {
-    using type = double;
-};
-
-__device__ __forceinline__ float to_acc(float x) {
-    return x;
-}
-__device__ __forceinline__ double to_acc(double x) {
-    return x;
-}
-__device__ __forceinline__ float to_acc(__half x) {
-    return __half2float(x);
-}
-__device__ __forceinline__ float to_acc(__nv_bfloat16 x) {
-    return __bfloat162float(x);
-}
+/* The accumulator type: fp32, or fp64 for double inputs (course_accumulate.cuh). */
+using course::to_acc;
 
 __device__ __forceinline__ void store(float *p, double v) {
     *p = (float)v;
@@ -99,7 +80,7 @@ __global__ void pitfall_seed_norm(const T *a, const T *b, int64_t n, T *out) {
 /* ---- rung 1: many blocks, a tree in shared memory, a second pass ------------------------------------------------ */
 template <typename T>
 __global__ void norm_tree_partials(const T *a, const T *b, int64_t n, double *partials) {
-    using acc_t = typename Acc<T>::type;
+    using acc_t = course::acc_t<T>;
     __shared__ double buf[kThreads];
     acc_t sum = 0;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
@@ -124,7 +105,7 @@ __global__ void norm_tree_finish(const double *partials, int count, T *out) {
 /* ---- rung 2: the same two passes, block sums with warp shuffles ----------------------------------------------- */
 template <typename T>
 __global__ void norm_shuffle_partials(const T *a, const T *b, int64_t n, double *partials) {
-    using acc_t = typename Acc<T>::type;
+    using acc_t = course::acc_t<T>;
     __shared__ double warp_sums[NORM_WARP_SIZE];
     acc_t sum = 0;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
@@ -185,7 +166,7 @@ template <typename T, bool kUseCub>
 __global__ void __launch_bounds__(kThreads)
     norm_single_pass(const T *__restrict__ a, const T *__restrict__ b, int64_t n, T *out, double *partials,
                      unsigned int *blocks_done) {
-    using acc_t = typename Acc<T>::type;
+    using acc_t = course::acc_t<T>;
     using Sum = BlockSum<kUseCub>;
     constexpr int V = Pack<T>::size;
     __shared__ typename Sum::Storage storage;
@@ -242,7 +223,7 @@ __global__ void __launch_bounds__(kThreads)
 /* ---- the backward: grad_a = g·(a − b)/‖a − b‖ ------------------------------------------------------------------ */
 template <typename T>
 __global__ void norm_backward_kernel(const T *g, const T *norm, const T *a, const T *b, T *grad_a, int64_t n) {
-    using acc_t = typename Acc<T>::type;
+    using acc_t = course::acc_t<T>;
     const acc_t r = to_acc(*norm);
     const acc_t scale = r == 0 ? (acc_t)0 : to_acc(*g) / r; /* torch's gradient of the norm at 0 is 0 */
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
