@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 from course import gpu_skip_reason
-from course.report import Table
+from course.report import Goals, Table
 from course.timing import time_cuda
 
 
@@ -44,16 +44,12 @@ def main() -> int:
             table.add(iters=iters, mode=mode, time_us=timing.median_us, **{"vs uniform": timing.median_us / base})
     table.save(args.out / "divergence")
 
-    print("\nGoals:")
-    ok = True
+    goals = Goals()
     for iters in (64, 256):
         lanes, warps = ratios[(iters, "odd_even_lanes")], ratios[(iters, "odd_even_warps")]
-        for passed, text in [
-            (lanes >= 1.7, f"iters={iters}: odd_even_lanes / uniform = {lanes:.2f} (goal >= 1.7: both branches run)"),
-            (warps <= 1.15, f"iters={iters}: odd_even_warps / uniform = {warps:.2f} (goal <= 1.15: no warp split)"),
-        ]:
-            print(f"  {'PASS' if passed else 'MISS'}  {text}")
-            ok &= passed
+        goals.check(f"iters={iters}: odd_even_lanes / uniform (both branches run)", lanes, ">=", 1.7)
+        goals.check(f"iters={iters}: odd_even_warps / uniform (no warp splits)", warps, "<=", 1.15)
+    goals.report(args.out / "goals.txt")
     return 0
 
 

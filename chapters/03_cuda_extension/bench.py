@@ -23,7 +23,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "common"))
 
-from course.report import Table  # noqa: E402
+from course.report import Goals, Table  # noqa: E402
 from course.timing import bandwidth_gbs, time_cuda  # noqa: E402
 
 SIZES = [2**20, 2**24, 2**26]
@@ -98,23 +98,16 @@ def main() -> int:
                 extra = results[(name, n, ".backward()", impl)][0] - results[(name, n, "fwd+bwd", impl)][0]
                 print(f"  {name} n=2^{n.bit_length() - 1} {impl:>9}: {extra:+8.1f} us")
 
-    print("\n## goals (n = 2^26, float32)")
-    ok = True
-
-    def goal(label, value, target, unit):
-        nonlocal ok
-        passed = value >= target
-        ok &= passed
-        print(f"  {'PASS' if passed else 'MISS'}  {label}: {value:.2f}{unit} (goal >= {target}{unit})")
-
+    goals = Goals("Goals at n = 2^26, float32")
     key = ("fp32", 2**26)
     fb_eager, fb_ext = results[(*key, "fwd+bwd", "eager")], results[(*key, "fwd+bwd", "extension")]
     f_eager, f_ext = results[(*key, "forward", "eager")], results[(*key, "forward", "extension")]
-    goal("forward+backward speed-up over eager autograd", fb_eager[0] / fb_ext[0], 2.1, "x")
-    goal("forward speed-up over eager", f_eager[0] / f_ext[0], 1.6, "x")
-    goal("forward+backward bandwidth, % of device copy", 100 * fb_ext[2], 90, "%")
-    goal("forward bandwidth, % of device copy", 100 * f_ext[2], 90, "%")
-    print(f"\n{'all goals met' if ok else 'some goals missed'}; tables in {args.out}/square_bias_cuda.{{csv,md}}")
+    goals.check("forward+backward speed-up over eager autograd", fb_eager[0] / fb_ext[0], ">=", 2.1, "x")
+    goals.check("forward speed-up over eager", f_eager[0] / f_ext[0], ">=", 1.6, "x")
+    goals.check("forward+backward bandwidth, % of device copy", 100 * fb_ext[2], ">=", 90, "%")
+    goals.check("forward bandwidth, % of device copy", 100 * f_ext[2], ">=", 90, "%")
+    goals.report(args.out / "goals.txt")
+    print(f"tables in {args.out}/square_bias_cuda.{{csv,md}}")
     return 0
 
 

@@ -78,10 +78,10 @@ def main() -> int:
 
     import add2
     from add2 import jit
-    from course.report import Table
+    from course.report import Goals, Table
     from course.timing import bandwidth_gbs, time_cuda, time_host_loop
 
-    goals: list[tuple[str, float, float]] = []  # (what, measured, limit): PASS when measured <= limit
+    goals = Goals()
 
     # ---- 1. JIT build and re-load -----------------------------------------------------------------------------
     table = Table("JIT: load_inline module add2_jit_inline", ["step", "seconds"])
@@ -91,7 +91,7 @@ def main() -> int:
         cached = min(time_load_in_fresh_process(tmp) for _ in range(3))
         table.add(step="cached re-load, new process (best of 3)", seconds=cached)
     table.save(args.out / "jit_build")
-    goals.append(("cached JIT re-load (s)", cached, 2.0))
+    goals.check("cached JIT re-load (s)", cached, "<=", 2.0)
 
     # ---- 2. bandwidth sweep -----------------------------------------------------------------------------------
     table = Table(
@@ -136,7 +136,7 @@ def main() -> int:
     ratios.sort()
     shown = ", ".join(f"{r:.3f}" for r in ratios)
     print(f"\nvectorized add2 / torch.add at 2^26 fp32: sweep {ratio_at_26:.3f}; 7 alternating rounds {shown}")
-    goals.append(("vectorized add2 / torch.add, 2^26 fp32 (median of 7 rounds)", ratios[len(ratios) // 2], 1.02))
+    goals.check("vectorized add2 / torch.add, 2^26 fp32 (median of 7 rounds)", ratios[len(ratios) // 2], "<=", 1.02)
 
     table = Table("c = a + b at n = 2^26, half precision", ["dtype", "kernel", "time_us", "GB/s", "vs torch.add"])
     n = 1 << 26
@@ -177,23 +177,15 @@ def main() -> int:
         table.add(caller=name, us=t.median_us, **{"vs torch.add": t.median_us / overhead["torch.add"]})
     table.save(args.out / "call_overhead")
     base = overhead["torch.add"]
-    goals.append(("pybind11 call / torch.add, n = 32", overhead["pybind11 function (JIT module)"] / base, 1.2))
-    goals.append(
-        (
-            "TORCH_LIBRARY op call / torch.add, n = 32",
-            overhead["TORCH_LIBRARY op torch.ops.add2.add2.default"] / base,
-            1.2,
-        )
+    goals.check("pybind11 call / torch.add, n = 32", overhead["pybind11 function (JIT module)"] / base, "<=", 1.2)
+    goals.check(
+        "TORCH_LIBRARY op call / torch.add, n = 32",
+        overhead["TORCH_LIBRARY op torch.ops.add2.add2.default"] / base,
+        "<=",
+        1.2,
     )
 
-    # ---- goals ------------------------------------------------------------------------------------------------
-    print("\n## Goals")
-    lines = []
-    for what, measured, limit in goals:
-        verdict = "PASS" if measured <= limit else "MISS"
-        lines.append(f"{verdict}  {what}: {measured:.3f} (goal <= {limit})")
-        print(lines[-1])
-    (args.out / "goals.txt").write_text("\n".join(lines) + "\n")
+    goals.report(args.out / "goals.txt")
     return 0
 
 

@@ -17,7 +17,7 @@ from functools import partial
 from pathlib import Path
 
 import torch
-from course.report import Table, environment_line
+from course.report import Goals, Table, environment_line
 from course.timing import bandwidth_gbs, time_cuda
 
 SIZES = [1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28]
@@ -121,22 +121,14 @@ def main() -> int:
     best_name = min((k for k in at_goal if k.startswith("rung") and k != "rung 0"), key=lambda k: at_goal[k]["time_us"])
     best = at_goal[best_name]
     compiled = at_goal["torch.compile(torch.norm(a - b))"]
-    goals = [
-        (f"{best_name} bandwidth / device copy, 8n bytes", best["% of copy"] / 100, ">=", 0.90),
-        (f"{best_name} speed-up over torch.norm(a - b)", best["vs torch.norm"], ">=", 1.75),
-        (f"{best_name} speed-up over torch.compile", compiled["time_us"] / best["time_us"], ">", 1.0),
-        (f"{best_name} relative error vs float64", best["rel_error"], "<=", 1e-6),
-    ]
-    print(f"\n## Goals at n = 2^26, fp32 ({environment_line()})")
-    lines = []
-    for what, value, op, limit in goals:
-        ok = {">=": value >= limit, ">": value > limit, "<=": value <= limit}[op]
-        lines.append(f"{'PASS' if ok else 'MISS'}  {what}: {value:.3g} (goal {op} {limit:g})")
-        print(lines[-1])
+    goals = Goals("Goals at n = 2^26, fp32")
+    goals.check(f"{best_name} bandwidth / device copy, 8n bytes", best["% of copy"] / 100, ">=", 0.90)
+    goals.check(f"{best_name} speed-up over torch.norm(a - b)", best["vs torch.norm"], ">=", 1.75)
+    goals.check(f"{best_name} speed-up over torch.compile", compiled["time_us"] / best["time_us"], ">", 1.0)
+    goals.check(f"{best_name} relative error vs float64", best["rel_error"], "<=", 1e-6)
     errors = ", ".join(f"{k.split(':')[0]} {v['rel_error']:.1e}" for k, v in at_goal.items() if k != "device copy")
-    lines.append(f"relative errors at 2^26: {errors}")
-    print(lines[-1])
-    (args.out / "norm_diff_goals.txt").write_text("\n".join(lines) + "\n")
+    goals.note(f"relative errors at 2^26: {errors}")
+    goals.report(args.out / "norm_diff_goals.txt")
     return 0
 
 

@@ -3,12 +3,19 @@
 table = Table("add2, fp32", ["n", "kernel", "time_us", "GB/s", "vs torch"])
 table.add(n=1024, kernel="seed", time_us=3.1, **{"GB/s": 4.0, "vs torch": 1.2})
 table.save(out_dir / "add2")       # add2.csv and add2.md
+
+and the speed goals a benchmark checks, one PASS or MISS line each:
+
+goals = Goals()
+goals.check("add2 / torch.add at 2^26", 0.99, "<=", 1.02)   # PASS  add2 / torch.add at 2^26: 0.99 (goal <= 1.02)
+goals.report(out_dir / "goals.txt")                          # prints the lines and saves them
 """
 
 from __future__ import annotations
 
 import csv
 import datetime
+import operator
 import platform
 from pathlib import Path
 
@@ -91,3 +98,40 @@ class Table:
             writer.writeheader()
             writer.writerows(self.rows)
         stem.with_suffix(".md").write_text(self.markdown())
+
+
+class Goals:
+    """A benchmark's speed goals: each measured value against its limit. Goals are checked in benchmarks, never in
+    unit tests (timings vary from run to run and machine to machine); a MISS is reported, not hidden or retried."""
+
+    COMPARE = {">=": operator.ge, ">": operator.gt, "<=": operator.le, "<": operator.lt}
+
+    def __init__(self, title: str = "Goals"):
+        self.title = title
+        self.lines: list[str] = []
+        self.passed: list[bool] = []
+
+    def check(self, what: str, value: float, op: str, limit: float, unit: str = "", digits: int = 3) -> bool:
+        """Record `what` = value against `value op limit` (op one of >=, >, <=, <); returns whether it passed."""
+        ok = bool(self.COMPARE[op](value, limit))
+        self.passed.append(ok)
+        self.lines.append(f"{'PASS' if ok else 'MISS'}  {what}: {value:.{digits}g}{unit} (goal {op} {limit:g}{unit})")
+        return ok
+
+    def note(self, text: str) -> None:
+        """A line of context under the goals (not a goal)."""
+        self.lines.append(f"      {text}")
+
+    @property
+    def all_passed(self) -> bool:
+        return all(self.passed)
+
+    def report(self, path: str | Path | None = None) -> bool:
+        """Print the goals under a heading (and save them to `path`); returns whether every goal passed."""
+        print(f"\n## {self.title}")
+        print("\n".join(self.lines), flush=True)
+        if path is not None:
+            path = Path(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(f"{self.title} ({environment_line()})\n" + "\n".join(self.lines) + "\n")
+        return self.all_passed
