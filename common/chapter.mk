@@ -40,7 +40,7 @@ python: $(PYTHON_READY)
 ifneq ($(wildcard setup.py),)
 EXTENSION_STAMP   := $(BUILD_DIR)/.extension-$(VARIANT).stamp
 EXTENSION_SOURCES += setup.py $(wildcard pyproject.toml src/* exercises/*) \
-                     $(wildcard $(COMMON_DIR)/include/*.h) $(COMMON_DIR)/course/build.py
+                     $(wildcard $(COMMON_DIR)/include/*.h $(COMMON_DIR)/include/*.cuh) $(COMMON_DIR)/course/build.py
 $(EXTENSION_STAMP): $(EXTENSION_SOURCES) | python
 	@mkdir -p $(BUILD_DIR)
 	@if grep -q "cuda=True" setup.py && ! test -x "$(NVCC)"; then \
@@ -70,15 +70,22 @@ bench: build
 # for small sizes, since everything runs tens of times slower under the tools. A chapter without GPU tests has
 # nothing to sanitize (compute-sanitizer fails a program that never touches the GPU), so the tests are counted first.
 # SANITIZER_FLAGS lets a chapter add options, e.g. to ignore API errors that a library it only calls makes on purpose.
+# memcheck and racecheck are separate processes, so they run side by side (each mostly waits on its own
+# instrumentation); each writes its own log, shown when both are done.
 SANITIZER = compute-sanitizer --error-exitcode 99 --print-limit 20 $(SANITIZER_FLAGS)
 SANITIZE_RUN = COURSE_SANITIZE=1 PYTORCH_NO_CUDA_MEMORY_CACHING=1 $(SANITIZER) --tool $(1) \
-	  $(PYTHON) -m pytest -q -p no:cacheprovider tests $(SANITIZE_PYTEST_ARGS) 2>&1 | tee $(LOG_DIR)/$(1).log; \
-	  test $${PIPESTATUS[0]} -eq 0
+	  $(PYTHON) -m pytest -q -p no:cacheprovider tests $(SANITIZE_PYTEST_ARGS) > $(LOG_DIR)/$(1).log 2>&1
 sanitize: build
 	@command -v compute-sanitizer >/dev/null || { echo "[$(CHAPTER_NAME)] compute-sanitizer not found (it ships with the CUDA toolkit)"; exit 1; }
 	@mkdir -p $(LOG_DIR)
 	@if $(PYTHON) -m pytest -q -p no:cacheprovider --collect-only tests $(SANITIZE_PYTEST_ARGS) >/dev/null 2>&1; then \
-	  $(call SANITIZE_RUN,memcheck) && $(call SANITIZE_RUN,racecheck); \
+	  echo "[$(CHAPTER_NAME)] memcheck and racecheck on the GPU tests, side by side (logs: $(LOG_DIR)/{memcheck,racecheck}.log)"; \
+	  $(call SANITIZE_RUN,memcheck) & memcheck=$$!; \
+	  $(call SANITIZE_RUN,racecheck) & racecheck=$$!; \
+	  wait $$memcheck; memcheck_status=$$?; wait $$racecheck; racecheck_status=$$?; \
+	  for tool in memcheck racecheck; do echo "----- $$tool -----"; tail -n 30 $(LOG_DIR)/$$tool.log; done; \
+	  echo "[$(CHAPTER_NAME)] memcheck exit $$memcheck_status, racecheck exit $$racecheck_status (0 = clean)"; \
+	  test $$memcheck_status -eq 0 -a $$racecheck_status -eq 0; \
 	else echo "[$(CHAPTER_NAME)] no GPU tests: nothing to sanitize"; fi
 
 # On a GPU machine: everything, logged. Each step runs even if an earlier one failed; the exit status says

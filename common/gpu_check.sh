@@ -3,9 +3,11 @@
 # again at small sizes under compute-sanitizer (memcheck, racecheck), run every benchmark. Logs, CSVs and plots go
 # into LOG_DIR/<chapter>/; a summary at the end. Exit status 0 only if every step passed.
 #
-# To fit in a few minutes, four lanes run side by side: the chapters' tests (one chapter at a time: the largest need
-# tens of GB of GPU memory), the course-wide tests (notebooks included), and two lanes of sanitizer runs (small
-# sizes). The benchmarks then run alone, one at a time, so that nothing else shares the GPU while they measure.
+# To fit in a few minutes, the tests and the sanitizers share the machine: two workers take chapters' tests from a
+# queue, two more take chapters' sanitizer runs, and the course-wide tests (notebooks included) run beside them.
+# Tests marked big_memory (tens of GB of GPU memory) take turns across all of them (see course/pytest_plugin.py).
+# The queues start with the later chapters, which take longest, so the workers finish close together. The
+# benchmarks then run alone, one at a time, so that nothing else shares the GPU while they measure.
 set -u
 log=$1
 shift
@@ -28,10 +30,16 @@ step() {  # step NAME COMMAND...: run, log to $log/NAME.log, add a line to the s
     printf '%-34s %-6s %4ss  %s\n' "$name" "$result" $((SECONDS - start)) "$log/$name.log" | tee -a "$summary"
 }
 
-tests_lane() {
-    for c in "${chapters[@]}"; do
-        step "$c/test" make --no-print-directory -C "chapters/$c" test JUNIT_XML="$log/$c.xml" LOG_DIR="$log/$c"
-    done
+chapter_step() {  # chapter_step STEP CHAPTER: make STEP in the chapter, logged under $log/CHAPTER/
+    local extra=()
+    [ "$1" = test ] && extra=(JUNIT_XML="$log/$2.xml")
+    step "$2/$1" make --no-print-directory -C "chapters/$2" "$1" "${extra[@]}" LOG_DIR="$log/$2"
+}
+
+queue() {  # queue STEP WORKERS: run STEP for every chapter, WORKERS at a time, later chapters first
+    export -f step chapter_step
+    export log step_timeout summary
+    printf '%s\n' "${chapters[@]}" | sort -r | xargs -P "$2" -I{} bash -c 'chapter_step "$0" "$1"' "$1" {}
 }
 
 course_tests() {
@@ -43,27 +51,19 @@ course_tests() {
         --junitxml="$log/course.xml"
 }
 
-sanitize_lane() {  # sanitize_lane FIRST: every second chapter from FIRST on, so two lanes share the work
-    local i
-    for ((i = $1; i < ${#chapters[@]}; i += 2)); do
-        step "${chapters[i]}/sanitize" make --no-print-directory -C "chapters/${chapters[i]}" sanitize LOG_DIR="$log/${chapters[i]}"
-    done
-}
-
 nvidia-smi -L || echo "warning: nvidia-smi found no GPU"
 step all/build make --no-print-directory -j8 build
 if [[ $steps == *" test "* ]]; then
-    tests_lane &
+    queue test 2 &
     course_tests &
 fi
 if [[ $steps == *" sanitize "* ]]; then
-    sanitize_lane 0 &
-    sanitize_lane 1 &
+    queue sanitize 2 &
 fi
 wait
 if [[ $steps == *" bench "* ]]; then
     for c in "${chapters[@]}"; do
-        step "$c/bench" make --no-print-directory -C "chapters/$c" bench LOG_DIR="$log/$c"
+        chapter_step bench "$c"
     done
 fi
 

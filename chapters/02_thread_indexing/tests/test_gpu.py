@@ -85,6 +85,7 @@ def test_gpu_grid_stride_matches_emulation(n, blocks, threads):
 
 @gpu
 @pytest.mark.slow
+@pytest.mark.big_memory
 def test_gpu_grid_stride_past_2_31_elements():
     n = 2**31 + 7
     free, _ = torch.cuda.mem_get_info()

@@ -35,6 +35,7 @@ def test_grad_b_is_deterministic():
 
 
 @pytest.mark.slow
+@pytest.mark.big_memory
 def test_more_than_2_31_elements_float16():
     """2^31 + 1,024 float16 elements (4.3 GB a tensor): a 32-bit index would wrap around and write below 0."""
     rows, cols = 2**21 + 1, 1024

@@ -119,6 +119,7 @@ def test_seed_pitfall_wrong_n_leaves_elements_unwritten():
 
 
 @pytest.mark.slow
+@pytest.mark.big_memory
 @pytest.mark.parametrize("kernel", ["seed", "vectorized"])
 def test_more_than_2_31_elements(kernel):
     """Indices past 2^31 - 1: int would overflow; the kernels use int64_t. Small integers add exactly in fp16, so

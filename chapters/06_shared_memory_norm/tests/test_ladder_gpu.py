@@ -73,6 +73,7 @@ def test_backward_on_gpu_streams():
 
 
 @pytest.mark.slow
+@pytest.mark.big_memory
 def test_more_than_2_31_float16_elements(small):
     if small:
         pytest.skip("too large for compute-sanitizer")
