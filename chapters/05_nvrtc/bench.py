@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import torch
-from course.report import Table
+from course.report import Goals, Table
 from course.timing import bandwidth_gbs, time_cuda, time_host_loop
 
 
@@ -33,7 +33,7 @@ def main() -> None:
         print(f"[05_nvrtc] bench needs a GPU: {reason}. Nothing measured.")
         return
 
-    goals: list[tuple[str, bool, str]] = []
+    goals = Goals()
 
     # ---- 2. first call vs cached (first, so that nothing is compiled yet) ------------------------------------
     nvrtc_relu.clear_cache()
@@ -93,23 +93,34 @@ def main() -> None:
             time_us=t_ours.median_us,
             **{"GB/s": bandwidth_gbs(bytes_moved, t_ours.median_ms), "vs torch": ratio},
         )
-        goals.append((f"{op} at 2^26 <= 1.02x torch", ratio <= 1.02, f"{ratio:.3f}x"))
+        goals.check(f"{op} at 2^26, time / torch's", ratio, "<=", 1.02, "x")
     table.save(args.out / "nvrtc_relu_2p26")
 
     # ---- 3. host overhead at n = 32 ---------------------------------------------------------------------------
     xs = torch.randn(32, device="cuda")
     ys = torch.empty_like(xs)
     launcher = ops.kernels(0)["relu_forward"]
-    handle = torch.cuda.current_stream().cuda_stream
+    handle = ops.current_stream_handle(0)
     xs_grad = xs.clone().requires_grad_()
+    from cuda.bindings import driver
+
+    prebuilt_params = launcher.pack(ys.data_ptr(), xs.data_ptr(), 32)
+    prebuilt_stream = driver.CUstream(handle)
     calls = {
         "torch.relu": lambda: torch.relu(xs),
         "nvrtc_relu.relu": lambda: nvrtc_relu.relu(xs),
         "torch.relu, x.requires_grad": lambda: torch.relu(xs_grad),
         "nvrtc_relu.relu, x.requires_grad (autograd.Function)": lambda: nvrtc_relu.relu(xs_grad),
         "nvrtc_relu.relu_forward (no autograd)": lambda: nvrtc_relu.relu_forward(xs),
-        "launch only: cuLaunchKernel, args packed once": lambda: launcher(
+        # Where the time of one call goes, piece by piece:
+        "part: torch.empty_like(x)": lambda: torch.empty_like(xs),
+        "part: torch.cuda.current_stream().cuda_stream": lambda: torch.cuda.current_stream(0).cuda_stream,
+        "part: ops.current_stream_handle (raw int)": lambda: ops.current_stream_handle(0),
+        "part: Launcher (grid, pack, cuLaunchKernel)": lambda: launcher(
             handle, 32, ops.BLOCK, ys.data_ptr(), xs.data_ptr(), 32
+        ),
+        "part: driver.cuLaunchKernel alone (all arguments prebuilt)": lambda: driver.cuLaunchKernel(
+            launcher.function, 1, 1, 1, ops.BLOCK, 1, 1, 0, prebuilt_stream, prebuilt_params, 0
         ),
         "relu_forward via cuda.core launch()": lambda: nvrtc_relu.relu_forward_core(xs),
     }
@@ -129,15 +140,13 @@ def main() -> None:
         table.add(call=name, time_us=t.median_us, **{"vs torch": t.median_us / base})
     table.save(args.out / "nvrtc_overhead_n32")
     ratio = results["nvrtc_relu.relu"] / results["torch.relu"]
-    goals.append(("relu call overhead at n = 32 <= 1.2x torch.relu", ratio <= 1.2, f"{ratio:.2f}x"))
+    goals.check("relu call overhead at n = 32, time / torch.relu's", ratio, "<=", 1.2, "x")
     grad_ratio = (
         results["nvrtc_relu.relu, x.requires_grad (autograd.Function)"] / results["torch.relu, x.requires_grad"]
     )
     print(f"  (with x.requires_grad, recording the graph: {grad_ratio:.2f}x torch.relu's; not a goal)")
 
-    print("\nGoals:")
-    for goal, ok, value in goals:
-        print(f"  {'PASS' if ok else 'MISS'}  {goal}: {value}")
+    goals.report(args.out / "goals.txt")
 
 
 if __name__ == "__main__":

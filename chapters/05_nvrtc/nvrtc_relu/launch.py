@@ -18,6 +18,8 @@ import ctypes
 import struct
 import threading
 
+from cuda.bindings import driver  # imported once here: an import inside __call__ costs about 0.4 µs a launch
+
 ITEMS_PER_THREAD = {"vector_add": 1, "relu_forward": 4, "relu_backward": 4}
 # One struct format character per kernel argument: Q = a device pointer (unsigned 64-bit), q = long long.
 ARGUMENT_FORMATS = {"vector_add": "QQQq", "relu_forward": "QQq", "relu_backward": "QQQq"}
@@ -67,8 +69,6 @@ class Launcher:
     def _stream(self, handle: int):
         stream = self._streams.get(handle)
         if stream is None:
-            from cuda.bindings import driver
-
             stream = self._streams[handle] = driver.CUstream(handle)
         return stream
 
@@ -83,8 +83,6 @@ class Launcher:
         grid = grid_for(n, self.items_per_thread, block)
         if grid == 0:
             return
-        from cuda.bindings import driver
-
         params = self.pack(*values)
         (result,) = driver.cuLaunchKernel(
             self.function, grid, 1, 1, block, 1, 1, 0, self._stream(stream_handle), params, 0

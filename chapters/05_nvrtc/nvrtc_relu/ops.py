@@ -94,22 +94,40 @@ def _check(name: str, t: object) -> None:
     check_tensor(name, t, device="cuda")
 
 
+# torch's current stream on a device, as the CUstream handle (an int) that cuLaunchKernel wants. The public way,
+# torch.cuda.current_stream(device).cuda_stream, builds a torch.cuda.Stream object on every call: microseconds, as
+# much as the rest of a small call (make bench shows both). torch._C._cuda_getCurrentRawStream returns the int
+# directly; torch.compile's generated code calls it for the same reason. It is private, so where a torch lacks it
+# we fall back to the public way (tests check that both give the same handle).
+_raw_current_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def current_stream_handle(device: int) -> int:
+    """The CUstream handle of PyTorch's current stream on `device` (what `with torch.cuda.stream(s)` changes)."""
+    if _raw_current_stream is not None:
+        return _raw_current_stream(device)
+    return torch.cuda.current_stream(device).cuda_stream
+
+
 def _launch(name: str, n: int, device: int, *pointers: int, stream: int | None = None) -> None:
-    launcher = kernels(device)[name]
+    launchers = _default_modules.get(device) or kernels(device)  # the hot path: one dictionary lookup
     driver.make_current(device)
-    if stream is None:
-        stream = torch.cuda.current_stream(device).cuda_stream
-    launcher(stream, n, BLOCK, *pointers, n)
+    launchers[name](current_stream_handle(device) if stream is None else stream, n, BLOCK, *pointers, n)
 
 
-def relu_forward(x: torch.Tensor) -> torch.Tensor:
-    """y = max(x, 0), no autograd."""
-    _check("x", x)
+def _relu_forward_checked(x: torch.Tensor) -> torch.Tensor:
+    """relu_forward once x has passed _check."""
     y = torch.empty_like(x)
     n = x.numel()
     if n:
         _launch("relu_forward", n, x.get_device(), y.data_ptr(), x.data_ptr())
     return y
+
+
+def relu_forward(x: torch.Tensor) -> torch.Tensor:
+    """y = max(x, 0), no autograd."""
+    _check("x", x)
+    return _relu_forward_checked(x)
 
 
 def relu_backward(grad_y: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
@@ -144,7 +162,7 @@ class ReLUFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
-        return relu_forward(x)
+        return _relu_forward_checked(x)  # relu() checked x
 
     @staticmethod
     def backward(ctx, grad_y):
@@ -160,7 +178,7 @@ def relu(x: torch.Tensor) -> torch.Tensor:
         return ReLUFunction.apply(x)
     # Nothing to differentiate (inference, or x needs no gradient): skip autograd.Function's bookkeeping, a few
     # microseconds a call, as torch.relu itself records nothing then.
-    return relu_forward(x)
+    return _relu_forward_checked(x)
 
 
 # ---- the seed's pitfall ---------------------------------------------------------------------------------------
@@ -210,7 +228,7 @@ def relu_forward_core(x: torch.Tensor) -> torch.Tensor:
     y = torch.empty_like(x)
     n = x.numel()
     if n:
-        handle = torch.cuda.current_stream(device).cuda_stream
+        handle = current_stream_handle(device)
         stream = _core_streams.get(handle)
         if stream is None:
             stream = _core_streams[handle] = dev.create_stream(_TorchStreamHandle(handle))

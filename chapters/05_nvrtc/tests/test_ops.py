@@ -138,6 +138,19 @@ def test_launches_on_the_current_stream():
 
 
 @pytest.mark.gpu
+def test_current_stream_handle_is_torchs_current_stream():
+    """The fast handle lookup (torch's private raw-stream call) must agree with the public API, in and out of a
+    `with torch.cuda.stream(...)` block."""
+    from nvrtc_relu import ops
+
+    assert ops.current_stream_handle(0) == torch.cuda.current_stream(0).cuda_stream
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        assert ops.current_stream_handle(0) == side.cuda_stream != 0
+    assert ops.current_stream_handle(0) == torch.cuda.current_stream(0).cuda_stream
+
+
+@pytest.mark.gpu
 def test_pitfall_default_stream_reads_stale_input(small):
     if small:
         pytest.skip("compute-sanitizer serializes the streams, which hides the race this test shows")
