@@ -91,6 +91,29 @@ def main() -> int:
             torch.cuda.empty_cache()
     table.save(args.out / "square_bias_cuda")
 
+    # A broadcast b: a scalar (chapter 07's workload) and a row. The forward reads x and writes y (b is tiny).
+    broadcast = Table(
+        "forward with a broadcast b, n = 2^26 fp32", ["b", "impl", "time_us", "GB/s", "% of copy", "speed-up"]
+    )
+    n = 2**26
+    x = torch.randn(n // 1024, 1024, device="cuda")
+    dst, src = torch.empty_like(x), torch.randn_like(x)
+    copy_gbs = bandwidth_gbs(8 * n, timed(lambda: dst.copy_(src)) / 1e3)
+    for label, b in (("scalar", torch.randn((), device="cuda")), ("row of 1024", torch.randn(1024, device="cuda"))):
+        with torch.no_grad():
+            torch.testing.assert_close(square_bias(x, b), x * x + b)
+            eager_us = timed(lambda b=b: eager(x, b))
+            for impl, us in (("eager", eager_us), ("extension", timed(lambda b=b: square_bias(x, b)))):
+                gbs = bandwidth_gbs(8 * n, us / 1e3)
+                broadcast.add(
+                    b=label,
+                    impl=impl,
+                    time_us=us,
+                    **{"GB/s": gbs, "% of copy": 100 * gbs / copy_gbs},
+                    **{"speed-up": eager_us / us},
+                )
+    broadcast.save(args.out / "square_bias_cuda_broadcast")
+
     print("\n## what .backward() accumulation into .grad adds (fwd+bwd through .backward() minus autograd.grad)")
     for name in DTYPES:
         for n in SIZES:
