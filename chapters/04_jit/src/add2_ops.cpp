@@ -47,11 +47,14 @@ struct Add2Backward : public torch::autograd::Function<Add2Backward> {
     }
 };
 
-at::Tensor add2_autograd(const at::Tensor &a, const at::Tensor &b) {
+/* The dispatcher hands a kernel the key set it was dispatched with when the first parameter asks for it. */
+at::Tensor add2_autograd(c10::DispatchKeySet keys, const at::Tensor &a, const at::Tensor &b) {
     if (!at::GradMode::is_enabled() || !(a.requires_grad() || b.requires_grad())) {
-        // No graph to record: skip building an autograd node (Function::apply always makes one), go straight down.
+        // No graph to record: skip building an autograd node (Function::apply always makes one) and pass the call
+        // to the next kernel below autograd (CUDA, or the fake impl under torch.compile) with redispatch, as
+        // PyTorch's own autograd kernels do, instead of dispatching it again from the top.
         const at::AutoDispatchBelowADInplaceOrView below_autograd;
-        return add2_op().call(a, b);
+        return add2_op().redispatch(keys & c10::after_autograd_keyset, a, b);
     }
     return Add2Backward::apply(a, b);
 }
