@@ -11,6 +11,7 @@ torch.relu's.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import time
 from pathlib import Path
 
@@ -106,6 +107,12 @@ def main() -> None:
 
     prebuilt_params = launcher.pack(ys.data_ptr(), xs.data_ptr(), 32)
     prebuilt_stream = driver.CUstream(handle)
+    # The same driver call without cuda.bindings (ctypes straight into libcuda): is the time the binding's or the
+    # driver's?
+    libcuda_launch = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
+    libcuda_launch.restype = ctypes.c_int
+    libcuda_launch.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
+    function_address = int(launcher.function)
     calls = {
         "torch.relu": lambda: torch.relu(xs),
         "nvrtc_relu.relu": lambda: nvrtc_relu.relu(xs),
@@ -121,6 +128,9 @@ def main() -> None:
         ),
         "part: driver.cuLaunchKernel alone (all arguments prebuilt)": lambda: driver.cuLaunchKernel(
             launcher.function, 1, 1, 1, ops.BLOCK, 1, 1, 0, prebuilt_stream, prebuilt_params, 0
+        ),
+        "part: libcuda cuLaunchKernel through ctypes (all arguments prebuilt)": lambda: libcuda_launch(
+            function_address, 1, 1, 1, ops.BLOCK, 1, 1, 0, handle, prebuilt_params, None
         ),
         "relu_forward via cuda.core launch()": lambda: nvrtc_relu.relu_forward_core(xs),
     }

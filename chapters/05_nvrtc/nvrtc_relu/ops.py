@@ -102,11 +102,13 @@ def _check(name: str, t: object) -> None:
 _raw_current_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
 
-def current_stream_handle(device: int) -> int:
-    """The CUstream handle of PyTorch's current stream on `device` (what `with torch.cuda.stream(s)` changes)."""
-    if _raw_current_stream is not None:
-        return _raw_current_stream(device)
+def _public_current_stream_handle(device: int) -> int:
     return torch.cuda.current_stream(device).cuda_stream
+
+
+# current_stream_handle(device): the CUstream handle of PyTorch's current stream on `device` (what
+# `with torch.cuda.stream(s)` changes). The private function itself where it exists: no Python frame in between.
+current_stream_handle = _raw_current_stream or _public_current_stream_handle
 
 
 def _launch(name: str, n: int, device: int, *pointers: int, stream: int | None = None) -> None:
@@ -116,11 +118,15 @@ def _launch(name: str, n: int, device: int, *pointers: int, stream: int | None =
 
 
 def _relu_forward_checked(x: torch.Tensor) -> torch.Tensor:
-    """relu_forward once x has passed _check."""
+    """relu_forward once x has passed _check. The hottest path of the chapter, so _launch is written out here:
+    at n = 32 every Python call on the way costs a noticeable part of the whole (make bench, host time per call)."""
     y = torch.empty_like(x)
     n = x.numel()
     if n:
-        _launch("relu_forward", n, x.get_device(), y.data_ptr(), x.data_ptr())
+        device = x.get_device()
+        launcher = (_default_modules.get(device) or kernels(device))["relu_forward"]
+        driver.make_current(device)
+        launcher(current_stream_handle(device), n, BLOCK, y.data_ptr(), x.data_ptr(), n)
     return y
 
 
@@ -207,6 +213,7 @@ class _TorchStreamHandle:
 
 _core: dict[int, tuple] = {}
 _core_streams: dict[int, object] = {}
+_core_configs: dict[int, object] = {}  # grid -> LaunchConfig: building one costs about 1 µs, so once per grid
 
 
 def relu_forward_core(x: torch.Tensor) -> torch.Tensor:
@@ -233,5 +240,8 @@ def relu_forward_core(x: torch.Tensor) -> torch.Tensor:
         if stream is None:
             stream = _core_streams[handle] = dev.create_stream(_TorchStreamHandle(handle))
         grid = launch.grid_for(n, launch.ITEMS_PER_THREAD["relu_forward"], BLOCK)
-        core_launch(stream, LaunchConfig(grid=grid, block=BLOCK), kernel, y.data_ptr(), x.data_ptr(), np.int64(n))
+        config = _core_configs.get(grid)
+        if config is None:
+            config = _core_configs[grid] = LaunchConfig(grid=grid, block=BLOCK)
+        core_launch(stream, config, kernel, y.data_ptr(), x.data_ptr(), np.int64(n))
     return y
