@@ -131,7 +131,9 @@ def main() -> None:
             goal = r
     table.save(args.out / "square_bias_cpu")
 
-    goals = Goals()
+    # The issue sets this goal on the course's 2-core CPU machine. With more cores eager PyTorch splits the work
+    # among them and the single-threaded C op can lose; the 1-thread line below is the like-for-like comparison.
+    goals = Goals("Goal (set for a 2-core machine)")
     goals.check(
         "forward+backward at n = 2^20 (b a row): eager time / C op time", goal["eager_both"] / goal["c_both"], ">=", 1
     )
@@ -139,6 +141,8 @@ def main() -> None:
     goals.note(
         f"eager on 1 thread: {goal['eager1_both']:.3f} ms, {goal['eager1_both'] / goal['c_both']:.2f}x the C op's time"
     )
+    if torch.get_num_threads() > 2:
+        goals.note(f"this machine gives eager {torch.get_num_threads()} threads, so the goal's machine is not this one")
     goals.report(args.out / "goals.txt")
     print(f"tables written to {args.out}/square_bias_cpu.csv and .md")
 
