@@ -109,29 +109,21 @@ class Goals:
     def __init__(self, title: str = "Goals"):
         self.title = title
         self.lines: list[str] = []
-        self.passed: list[bool] = []
 
-    def check(self, what: str, value: float, op: str, limit: float, unit: str = "", digits: int = 3) -> bool:
-        """Record `what` = value against `value op limit` (op one of >=, >, <=, <); returns whether it passed."""
-        ok = bool(self.COMPARE[op](value, limit))
-        self.passed.append(ok)
-        self.lines.append(f"{'PASS' if ok else 'MISS'}  {what}: {value:.{digits}g}{unit} (goal {op} {limit:g}{unit})")
-        return ok
+    def check(self, what: str, value: float, op: str, limit: float, unit: str = "", digits: int = 3) -> None:
+        """Record `what` = value against `value op limit` (op one of >=, >, <=, <) as a PASS or MISS line."""
+        verdict = "PASS" if self.COMPARE[op](value, limit) else "MISS"
+        self.lines.append(f"{verdict}  {what}: {value:.{digits}g}{unit} (goal {op} {limit:g}{unit})")
 
     def note(self, text: str) -> None:
         """A line of context under the goals (not a goal)."""
         self.lines.append(f"      {text}")
 
-    @property
-    def all_passed(self) -> bool:
-        return all(self.passed)
-
-    def report(self, path: str | Path | None = None) -> bool:
-        """Print the goals under a heading (and save them to `path`); returns whether every goal passed."""
+    def report(self, path: str | Path | None = None) -> None:
+        """Print the goals under a heading (and save them to `path`)."""
         print(f"\n## {self.title}")
         print("\n".join(self.lines), flush=True)
         if path is not None:
             path = Path(path)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(f"{self.title} ({environment_line()})\n" + "\n".join(self.lines) + "\n")
-        return self.all_passed
