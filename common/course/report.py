@@ -4,7 +4,8 @@ table = Table("add2, fp32", ["n", "kernel", "time_us", "GB/s", "vs torch"])
 table.add(n=1024, kernel="seed", time_us=3.1, **{"GB/s": 4.0, "vs torch": 1.2})
 table.save(out_dir / "add2")       # add2.csv and add2.md
 
-and the speed goals a benchmark checks, one PASS or MISS line each:
+and the speed goals a benchmark checks, one PASS or MISS line each (check_rounds for a value measured once per
+round: the verdict on the median, the line with min / median / max):
 
 goals = Goals()
 goals.check("add2 / torch.add at 2^26", 0.99, "<=", 1.02)   # PASS  add2 / torch.add at 2^26: 0.99 (goal <= 1.02)
@@ -17,6 +18,7 @@ import csv
 import datetime
 import operator
 import platform
+import statistics
 from pathlib import Path
 
 
@@ -114,6 +116,19 @@ class Goals:
         """Record `what` = value against `value op limit` (op one of >=, >, <=, <) as a PASS or MISS line."""
         verdict = "PASS" if self.COMPARE[op](value, limit) else "MISS"
         self.lines.append(f"{verdict}  {what}: {value:.{digits}g}{unit} (goal {op} {limit:g}{unit})")
+
+    def check_rounds(
+        self, what: str, values: list[float], op: str, limit: float, unit: str = "", digits: int = 3
+    ) -> None:
+        """Like check, for a value measured once per round (course.timing.interleaved_rounds): the verdict is on the
+        median, and the line shows min / median / max so that a reader sees how much the value moves."""
+        ordered = sorted(values)
+        median = statistics.median(ordered)
+        verdict = "PASS" if self.COMPARE[op](median, limit) else "MISS"
+        spread = f"min {ordered[0]:.{digits}g} / median {median:.{digits}g} / max {ordered[-1]:.{digits}g}"
+        self.lines.append(
+            f"{verdict}  {what}: {median:.{digits}g}{unit} (goal {op} {limit:g}{unit}; {spread} over {len(values)} rounds)"
+        )
 
     def note(self, text: str) -> None:
         """A line of context under the goals (not a goal)."""

@@ -101,6 +101,25 @@ def time_cpu(fn: Callable[[], object], *, warmup: int = 1, repeat: int = 5, budg
     return _summarise(samples)
 
 
+def interleaved_rounds(
+    fns: dict[str, Callable[[], object]], *, rounds: int = 7, timer: Callable[..., Timing] | None = None, **timer_args
+) -> dict[str, list[float]]:
+    """Each fn timed `rounds` times, taking turns (a, b, c, a, b, c, ...), so that a slow moment of the machine (clock
+    changes, another process) falls on every fn alike. Returns each fn's per-round median in ms, in round order.
+
+        times = interleaved_rounds({"ours": f, "torch": g}, rounds=7, repeat=20)
+        ratios = [t / o for o, t in zip(times["ours"], times["torch"])]   # one speed-up per round
+        goals.check_rounds("speed-up over torch", ratios, ">=", 1.0)      # median, with min and max
+
+    timer defaults to time_cuda; its keyword arguments (warmup, repeat, flush_l2) pass through."""
+    timer = timer or time_cuda
+    results: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            results[name].append(timer(fn, **timer_args).median_ms)
+    return results
+
+
 def bandwidth_gbs(bytes_moved: float, ms: float) -> float:
     """Effective bandwidth in GB/s (10^9 bytes per second): bytes the op must move over the time it took."""
     return bytes_moved / (ms * 1e-3) / 1e9 if ms > 0 else float("nan")
