@@ -126,9 +126,8 @@ class Goals:
         median = statistics.median(ordered)
         verdict = "PASS" if self.COMPARE[op](median, limit) else "MISS"
         spread = f"min {ordered[0]:.{digits}g} / median {median:.{digits}g} / max {ordered[-1]:.{digits}g}"
-        self.lines.append(
-            f"{verdict}  {what}: {median:.{digits}g}{unit} (goal {op} {limit:g}{unit}; {spread} over {len(values)} rounds)"
-        )
+        goal = f"goal {op} {limit:g}{unit}; {spread} over {len(values)} rounds"
+        self.lines.append(f"{verdict}  {what}: {median:.{digits}g}{unit} ({goal})")
 
     def note(self, text: str) -> None:
         """A line of context under the goals (not a goal)."""
