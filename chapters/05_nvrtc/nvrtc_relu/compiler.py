@@ -99,3 +99,45 @@ def compile_ptx(
 def ptx_entries(ptx: str) -> list[str]:
     """The kernels (.entry) a PTX text defines."""
     return [line.split()[2].rstrip("(") for line in ptx.splitlines() if line.startswith(".visible .entry")]
+
+
+def _demangle(names: list[str]) -> list[str]:
+    """C++ names as a person reads them (`_Z10vector_addPKfS0_Pfx` -> `vector_add(float const*, ...)`), through
+    binutils' c++filt where it is installed; the mangled names unchanged where it is not."""
+    import shutil
+    import subprocess
+
+    if not names or shutil.which("c++filt") is None:
+        return names
+    try:
+        result = subprocess.run(["c++filt", *names], capture_output=True, text=True, timeout=10, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return names
+    readable = result.stdout.split("\n")[: len(names)]
+    return readable if len(readable) == len(names) else names
+
+
+def missing_kernel_message(name: str, ptx: str) -> str:
+    """Why cuModuleGetFunction(name) found nothing, for a module compiled from `ptx`: the names the module does
+    define and the usual cause. A __global__ function without extern "C" gets a C++ (mangled) name in the PTX, e.g.
+    `_Z10vector_addPKfS0_Pfx`, and the driver looks names up exactly as written."""
+    entries = ptx_entries(ptx)
+    lines = [f"no kernel named {name!r} in the compiled module."]
+    if not entries:
+        lines.append(
+            "The module defines no kernels at all (no `.visible .entry` in its PTX): is the function __global__?"
+        )
+        return "\n".join(lines)
+    lines.append("The module's kernels (the `.entry` names in its PTX) are:")
+    for entry, readable in zip(entries, _demangle(entries)):
+        lines.append(f"    {entry}" + (f"    = {readable}" if readable != entry else ""))
+    mangled = [e for e in entries if e.startswith("_Z") and name in e]
+    if mangled:
+        lines.append(
+            f'{mangled[0]!r} is {name!r} with a C++ mangled name. Fix: declare the kernel extern "C" '
+            f'(extern "C" __global__ void {name}(...)), or ask NVRTC for the lowered name '
+            "(nvrtcAddNameExpression before compiling, nvrtcGetLoweredName after)."
+        )
+    else:
+        lines.append(f'Check the spelling, and that {name!r} is declared extern "C" __global__ in the source.')
+    return "\n".join(lines)

@@ -112,9 +112,10 @@ def make_current(device: int) -> None:
     _thread.device = device
 
 
-def load_functions(image: bytes, names: tuple[str, ...], device: int) -> dict[str, object]:
+def load_functions(image: bytes, names: tuple[str, ...], device: int, ptx: str | None = None) -> dict[str, object]:
     """cuModuleLoadData(image) in the device's primary context, then cuModuleGetFunction for each name.
-    The module stays loaded for the life of the process (the compiled-module cache owns it)."""
+    The module stays loaded for the life of the process (the compiled-module cache owns it). Given the module's
+    PTX, a name that is not found gets a message listing the names the module does define."""
     from cuda.bindings import driver
 
     make_current(device)
@@ -123,6 +124,12 @@ def load_functions(image: bytes, names: tuple[str, ...], device: int) -> dict[st
     functions = {}
     for name in names:
         result, function = driver.cuModuleGetFunction(module, name.encode())
+        if result == driver.CUresult.CUDA_ERROR_NOT_FOUND and ptx is not None:
+            from .compiler import missing_kernel_message
+
+            raise DriverError(
+                f"cuModuleGetFunction({name!r}) failed: CUDA_ERROR_NOT_FOUND: " + missing_kernel_message(name, ptx)
+            )
         check(result, f"cuModuleGetFunction({name!r})")
         functions[name] = function
     return functions

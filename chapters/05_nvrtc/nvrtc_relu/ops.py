@@ -71,9 +71,9 @@ def kernels(
     with _modules_lock:
         found = _modules.get(key)
         if found is None:
-            _, cubin, _ = compiler.compile_source(source, device_arch(device), tuple(options))
+            ptx, cubin, _ = compiler.compile_source(source, device_arch(device), tuple(options))
             names = tuple(n for n in KERNEL_NAMES if f" {n}(" in source or f" {n} (" in source) or KERNEL_NAMES
-            functions = driver.load_functions(cubin, names, device)
+            functions = driver.load_functions(cubin, names, device, ptx=ptx.decode())
             found = _modules[key] = {name: launch.Launcher(f, name) for name, f in functions.items()}
     return found
 

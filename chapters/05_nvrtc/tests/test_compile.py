@@ -50,3 +50,34 @@ def test_no_driver_is_a_clean_reason():
         assert reason == ""
     else:
         assert reason.startswith(("no NVIDIA driver", "the NVIDIA driver sees no GPU"))
+
+
+MANGLED_SOURCE = "__global__ void vector_add(const float *a, const float *b, float *c, long long n) {}\n"
+
+
+def test_missing_kernel_message_names_the_mangled_entry_and_the_fix():
+    # No extern "C": the PTX entry is vector_add's C++ name, and cuModuleGetFunction("vector_add") finds nothing.
+    ptx = nvrtc_relu.compile_ptx(MANGLED_SOURCE, name="mangled.cu")
+    (entry,) = nvrtc_relu.ptx_entries(ptx)
+    assert entry.startswith("_Z") and "vector_add" in entry
+    message = compiler.missing_kernel_message("vector_add", ptx)
+    assert "no kernel named 'vector_add'" in message
+    assert entry in message
+    assert 'extern "C"' in message and "nvrtcGetLoweredName" in message
+
+
+def test_missing_kernel_message_for_a_misspelled_name():
+    message = compiler.missing_kernel_message("relu_fwd", nvrtc_relu.compile_ptx())
+    assert "relu_forward" in message and "relu_backward" in message
+    assert "Check the spelling" in message
+
+
+@pytest.mark.gpu
+def test_driver_error_for_a_mangled_kernel_lists_the_entries():
+    import torch
+    from nvrtc_relu import ops
+
+    with pytest.raises(nvrtc_relu.DriverError) as info:
+        ops.kernels(torch.cuda.current_device(), source=MANGLED_SOURCE)
+    text = str(info.value)
+    assert "CUDA_ERROR_NOT_FOUND" in text and "no kernel named 'vector_add'" in text and "_Z" in text
