@@ -1,7 +1,12 @@
 """Chapter 07's benchmark: every implementation, every workload, sizes 2^10 ... 2^28 (the Python loop capped).
 
-python bench.py --out DIR            # full run: CSV, Markdown table, plots in DIR
+python bench.py --out DIR            # full run: CSV, Markdown table, plots, goals in DIR
 python bench.py --out DIR --quick    # a few small sizes (what the tests run)
+
+Goals (GPU), each over interleaved rounds (min / median / max printed):
+- the course's CUDA C kernel >= Triton's speed at 2^26, for each work;
+- every course op >= 0.85x the PyTorch op at every size from 2^10, and >= 1.0x from 2^20;
+- torch.compile, compiled per size, >= 0.5x eager at every size from 2^24 (a sanity floor).
 """
 
 from __future__ import annotations
@@ -15,25 +20,65 @@ import sys
 from pathlib import Path
 
 import torch
-from course.report import environment_line
+from course.report import Goals, environment_line
 from perf.harness import run
 from perf.plots import plot_all
+
+# The op each chapter teaches as its answer (chapter 04's seed kernel and chapter 06's lower rungs are steps on the
+# way, shown in the table, not the op a student would ship).
+COURSE_OPS = {
+    "square_bias": "CUDA extension",
+    "add": "add2 vectorized",
+    "relu": "NVRTC ReLU",
+    "norm": "ladder rung 3",
+}
 
 
 def markdown(rows: list[dict], title: str) -> str:
     lines = [
         f"**{title}** — {environment_line()}",
         "",
-        "| workload | implementation | device | n | time (µs) | GB/s | speed-up vs eager |",
-        "|---|---|---|---:|---:|---:|---:|",
+        "| workload | implementation | device | n | time (µs) | min–max (µs) | GB/s | speed-up vs eager "
+        "| first call (ms) |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         speedup = "" if r["speedup_vs_eager"] != r["speedup_vs_eager"] else f"{r['speedup_vs_eager']:.2f}×"
+        first = "" if r["first_call_ms"] != r["first_call_ms"] else f"{r['first_call_ms']:,.1f}"
         lines.append(
             f"| {r['workload']} | {r['implementation']} | {r['device']} | 2^{r['n'].bit_length() - 1} | "
-            f"{r['time_us']:,.1f} | {r['GB/s']:,.1f} | {speedup} |"
+            f"{r['time_us']:,.1f} | {r['min_us']:,.1f}–{r['max_us']:,.1f} | {r['GB/s']:,.1f} | {speedup} | {first} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def goals(rows: list[dict], out: Path) -> None:
+    """The GPU goals, from the rows of one run (each row carries its per-round speed-ups over eager)."""
+    gpu = [r for r in rows if r["device"] == "cuda" and r["_speedups"]]
+    if not gpu:
+        return
+    by = {(r["workload"], r["implementation"], r["n"]): r for r in gpu}
+    sizes = sorted({r["n"] for r in gpu})
+    g = Goals("Goals (GPU), from this run")
+    for workload, op in COURSE_OPS.items():
+        ours, triton = by.get((workload, op, 2**26)), by.get((workload, "Triton", 2**26))
+        if ours and triton:  # per round: (eager / ours) / (eager / Triton) = Triton's time / ours
+            ratios = [o / t for o, t in zip(ours["_speedups"], triton["_speedups"])]
+            g.check_rounds(f"{workload}: {op} speed / Triton's, 2^26", ratios, ">=", 1.0, "x")
+    for workload, op in COURSE_OPS.items():
+        for start, limit in ((2**10, 0.85), (2**20, 1.0)):
+            mine = [by[(workload, op, n)] for n in sizes if n >= start and (workload, op, n) in by]
+            if mine:
+                worst = min(mine, key=lambda r: r["speedup_vs_eager"])
+                at = f"2^{start.bit_length() - 1} (2^{worst['n'].bit_length() - 1})"
+                what = f"{workload}: {op} / eager, worst size from {at}"
+                g.check_rounds(what, worst["_speedups"], ">=", limit, "x")
+    compiled = [r for r in gpu if r["implementation"] == "torch.compile" and r["n"] >= 2**24]
+    if compiled:
+        worst = min(compiled, key=lambda r: r["speedup_vs_eager"])
+        what = f"torch.compile per size / eager, worst from 2^24 ({worst['workload']}, 2^{worst['n'].bit_length() - 1})"
+        g.check_rounds(what, worst["_speedups"], ">=", 0.5, "x")
+    g.report(out / "goals.txt")
 
 
 def ncu_report(out: Path) -> None:
@@ -96,7 +141,7 @@ def main() -> int:
 
     args.out.mkdir(parents=True, exist_ok=True)
     with open(args.out / "perf.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer = csv.DictWriter(f, fieldnames=[k for k in rows[0] if not k.startswith("_")], extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
     table = markdown(rows, title)
@@ -104,11 +149,12 @@ def main() -> int:
     plots = plot_all(rows, args.out, environment_line())
     print("\n" + table)
     print("wrote", ", ".join(str(p) for p in [args.out / "perf.csv", args.out / "perf.md", *plots]))
+    goals(rows, args.out)
     if not args.quick:
         ncu_report(args.out)
     if args.copy_to is not None:
         args.copy_to.mkdir(parents=True, exist_ok=True)
-        for name in ["perf.csv", "perf.md", "ncu_add2.txt", *(p.name for p in plots)]:
+        for name in ["perf.csv", "perf.md", "goals.txt", "ncu_add2.txt", *(p.name for p in plots)]:
             if (args.out / name).exists() and (args.out / name).resolve() != (args.copy_to / name).resolve():
                 shutil.copy2(args.out / name, args.copy_to / name)
         print("copied the results into", args.copy_to)

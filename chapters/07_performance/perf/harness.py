@@ -9,22 +9,32 @@ Four workloads, each done several ways:
   relu          y = max(x, 0)             NumPy, eager CPU, eager GPU, NVRTC ReLU (ch05), torch.compile
   norm          ‖a − b‖₂                  NumPy, eager CPU, torch.norm(a - b) on the GPU, the ch06 ladder, torch.compile
 
+and, on a GPU, each work written in Triton (perf/triton_kernels.py, autotuned): the peer many users would pick
+instead of CUDA C. torch.compile is compiled for each size (course.compiled.compile_per_shape), as its users run
+it; the first call at each size (compilation, autotuning, module loading) is timed on its own, in its own column.
+
 Every implementation is checked against a float64 reference before it is timed (correct before fast). GPU work
-is timed with CUDA events after warm-up (course.timing.time_cuda), CPU work with a monotonic clock.
+is timed with CUDA events after warm-up (course.timing.time_cuda), in ROUNDS interleaved rounds over all the GPU
+implementations of a work (course.timing.interleaved_rounds), so that a slow moment of the machine falls on all of
+them alike: a row gives the median over rounds and its min and max, and its speed-up over eager is the median of
+the per-round ratios. CPU work is timed with a monotonic clock.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import math
+import statistics
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 from course.build import exercise_or_reference
+from course.compiled import compile_per_shape, first_call_seconds
 from course.notebook import use_chapter
-from course.timing import bandwidth_gbs, time_cpu, time_cuda
+from course.timing import bandwidth_gbs, interleaved_rounds, time_cpu
 
 # Bytes each workload must move per element in float32 (each input read once, each output written once) and the
 # floating-point operations per element: the two numbers that place it on a roofline.
@@ -36,6 +46,12 @@ WORKLOADS = {
 }
 PYTHON_LOOP_MAX = 2**16  # a Python loop at 2**28 would take minutes
 CPU_MAX = 2**22  # the CPU rows stop here: past it they only take longer, the story is told
+ROUNDS = 5  # interleaved timing rounds per GPU implementation and size
+# On the GPU each implementation takes turns over several input sets, at least ROTATE_BYTES of them, so that
+# repeated calls read device memory, not the 50 MB L2 cache that one small set would sit in (chapter 06's bench
+# flushes the L2 instead: both then measure the same thing, and a test checks that they agree).
+ROTATE_BYTES = 256 * 2**20
+MAX_SETS = 1024
 
 
 @dataclass
@@ -48,7 +64,8 @@ class Implementation:
     prepare: Callable[..., Callable[[], object]]
     max_n: int | None = None
     baseline: bool = False  # eager PyTorch on this device: the others' speed-up is relative to it
-    chapter: str | None = None
+    chapter: str | None = None  # the course chapter whose code this is (None: PyTorch, NumPy, Triton, ...)
+    peer: str | None = None  # "torch.compile" or "Triton": what a user might pick instead of the course's code
 
 
 def _chapter(name: str, module: str):
@@ -81,9 +98,17 @@ def _python(fn):
     return prepare
 
 
-def _compiled(fn):
-    # dynamic=True: one compilation serves every size instead of one per size.
-    return torch.compile(fn, dynamic=True)
+def _triton():
+    """perf.triton_kernels, or None (with the reason printed once) where there is no GPU or no Triton."""
+    if not torch.cuda.is_available():
+        return None
+    try:
+        from perf import triton_kernels
+
+        return triton_kernels
+    except Exception as error:  # noqa: BLE001 - no Triton, or one that cannot load: those rows are left out
+        print(f"  (skipping Triton: {type(error).__name__}: {str(error).splitlines()[0][:160]})", file=sys.stderr)
+        return None
 
 
 def implementations(*, with_compile: bool = True) -> list[Implementation]:
@@ -116,8 +141,12 @@ def implementations(*, with_compile: bool = True) -> list[Implementation]:
             )
         )
     if with_compile:
-        fused = _compiled(lambda x, b: x * x + b)
-        add(Implementation("square_bias", "torch.compile", "cuda", lambda x, b: lambda: fused(x, b)))
+        fused = compile_per_shape(lambda x, b: x * x + b)
+        add(
+            Implementation(
+                "square_bias", "torch.compile", "cuda", lambda x, b: lambda: fused(x, b), peer="torch.compile"
+            )
+        )
 
     # --- c = a + b -----------------------------------------------------------------------------------------------
     add(
@@ -137,8 +166,12 @@ def implementations(*, with_compile: bool = True) -> list[Implementation]:
         add(Implementation("add", "add2 vectorized", "cuda", lambda a, b: lambda: add2.add2(a, b), chapter="04"))
         add(Implementation("add", "add2 seed", "cuda", lambda a, b: lambda: add2.add2_seed(a, b), chapter="04"))
     if with_compile:
-        compiled_add = _compiled(lambda a, b: a + b)
-        add(Implementation("add", "torch.compile", "cuda", lambda a, b: lambda: compiled_add(a, b)))
+        compiled_add = compile_per_shape(lambda a, b: a + b)
+        add(
+            Implementation(
+                "add", "torch.compile", "cuda", lambda a, b: lambda: compiled_add(a, b), peer="torch.compile"
+            )
+        )
 
     # --- y = relu(x) ---------------------------------------------------------------------------------------------
     add(Implementation("relu", "numpy", "cpu", _numpy(lambda x: x.clip(min=0))))
@@ -148,8 +181,8 @@ def implementations(*, with_compile: bool = True) -> list[Implementation]:
     if relu is not None:
         add(Implementation("relu", "NVRTC ReLU", "cuda", lambda x: lambda: relu.relu_forward(x), chapter="05"))
     if with_compile:
-        compiled_relu = _compiled(torch.relu)
-        add(Implementation("relu", "torch.compile", "cuda", lambda x: lambda: compiled_relu(x)))
+        compiled_relu = compile_per_shape(torch.relu)
+        add(Implementation("relu", "torch.compile", "cuda", lambda x: lambda: compiled_relu(x), peer="torch.compile"))
 
     # --- ||a - b|| -----------------------------------------------------------------------------------------------
     add(Implementation("norm", "numpy", "cpu", _numpy(lambda a, b: float(((a - b) ** 2).sum() ** 0.5))))
@@ -170,8 +203,22 @@ def implementations(*, with_compile: bool = True) -> list[Implementation]:
                 )
             )
     if with_compile:
-        compiled_norm = _compiled(lambda a, b: torch.linalg.vector_norm(a - b))
-        add(Implementation("norm", "torch.compile", "cuda", lambda a, b: lambda: compiled_norm(a, b)))
+        compiled_norm = compile_per_shape(lambda a, b: torch.linalg.vector_norm(a - b))
+        add(
+            Implementation(
+                "norm", "torch.compile", "cuda", lambda a, b: lambda: compiled_norm(a, b), peer="torch.compile"
+            )
+        )
+
+    tk = _triton()
+    if tk is not None:
+        for workload, fn in [
+            ("square_bias", tk.square_bias),
+            ("add", tk.add),
+            ("relu", tk.relu),
+            ("norm", tk.norm_diff),
+        ]:
+            add(Implementation(workload, "Triton", "cuda", lambda *t, fn=fn: lambda: fn(*t), peer="Triton"))
 
     add(EXTRA_IMPLEMENTATION)
     return impls
@@ -198,6 +245,25 @@ def make_inputs(workload: str, n: int, device: str, seed: int = 0) -> tuple[torc
     return (first, torch.randn(n, generator=generator, device=device))
 
 
+def input_sets(workload: str, n: int, device: str) -> list[tuple[torch.Tensor, ...]]:
+    """Inputs for one workload: one set on the CPU; on the GPU enough sets (views of one larger draw) to cover
+    ROTATE_BYTES, at most MAX_SETS. A 0-dim b is shared by all sets."""
+    per_set = WORKLOADS[workload]["bytes"] * n
+    count = 1 if device == "cpu" else max(1, min(MAX_SETS, -(-ROTATE_BYTES // max(per_set, 1))))
+    if count == 1:
+        return [make_inputs(workload, n, device)]
+    whole = make_inputs(workload, n * count, device)
+    return [tuple(t[i * n : (i + 1) * n] if t.dim() else t for t in whole) for i in range(count)]
+
+
+def _rotating(calls: list[Callable[[], object]]) -> Callable[[], object]:
+    """One call that runs calls[0], calls[1], ... in turn (the next input set each time)."""
+    if len(calls) == 1:
+        return calls[0]
+    turn = itertools.cycle(calls).__next__
+    return lambda: turn()()
+
+
 def reference(workload: str, inputs: tuple[torch.Tensor, ...]) -> torch.Tensor:
     """The float64 answer, computed on the inputs' device."""
     x = [t.detach().double() for t in inputs]
@@ -213,9 +279,12 @@ def reference(workload: str, inputs: tuple[torch.Tensor, ...]) -> torch.Tensor:
 def check(impl: Implementation, inputs: tuple[torch.Tensor, ...], expected: torch.Tensor | None = None) -> None:
     """Raise AssertionError unless impl's result equals the float64 reference (`expected`, computed from `inputs`
     when not given) to float32 accuracy."""
-    result = impl.prepare(*inputs)()
     if expected is None:
         expected = reference(impl.workload, inputs)
+    _check_result(impl, impl.prepare(*inputs)(), expected)
+
+
+def _check_result(impl: Implementation, result: object, expected: torch.Tensor) -> None:
     result = torch.as_tensor(result).detach().to(device=expected.device, dtype=torch.float64)
     result = result.reshape(expected.shape)
     # The norm sums n squares; its error grows with the summation order, so it gets a relative tolerance.
@@ -229,6 +298,7 @@ def run(
     devices: tuple[str, ...] = ("cpu", "cuda"),
     with_compile: bool = True,
     repeat: int = 20,
+    rounds: int = ROUNDS,
     progress: Callable[[str], None] = print,
     impls: list[Implementation] | None = None,
 ) -> list[dict[str, object]]:
@@ -238,61 +308,76 @@ def run(
     impls = [
         i for i in (impls or implementations(with_compile=with_compile and "cuda" in devices)) if i.device in devices
     ]
+    groups: dict[tuple[str, str], list[Implementation]] = {}
+    for impl in sorted(impls, key=lambda i: not i.baseline):  # the baseline first in each group
+        groups.setdefault((impl.workload, impl.device), []).append(impl)
     rows: list[dict[str, object]] = []
-    copy_ms: dict[int, float] = {}
     for count, n in enumerate(sizes, 1):
         progress(f"[{count}/{len(sizes)}] n = 2^{int(math.log2(n))} = {n:,}")
         if "cuda" in devices:
             src, dst = torch.randn(n, device="cuda"), torch.empty(n, device="cuda")
-            copy_ms[n] = time_cuda(functools.partial(dst.copy_, src), repeat=repeat).median_ms
-            rows.append(_row("copy", "device copy", "cuda", n, copy_ms[n], 8 * n, None))
+            copy = interleaved_rounds({"copy": functools.partial(dst.copy_, src)}, rounds=rounds, repeat=repeat)
+            rows.append(_row("copy", "device copy", "cuda", n, copy["copy"], 8 * n, None, float("nan")))
             del src, dst
-        baselines: dict[tuple[str, str], float] = {}
-        # Every implementation of a workload on a device gets the same inputs and the same reference answer, made
-        # once per size (at 2^28 each costs a second or more); freed before the next size.
-        prepared: dict[tuple[str, str], tuple[tuple[torch.Tensor, ...], torch.Tensor]] = {}
-        for impl in sorted(impls, key=lambda i: not i.baseline):  # baselines first, for the speed-up column
-            limit = impl.max_n or (CPU_MAX if impl.device == "cpu" else None)
-            if limit is not None and n > limit:
+        for (workload, device), group in groups.items():
+            group = [i for i in group if n <= (i.max_n or (CPU_MAX if device == "cpu" else n))]
+            if not group:
                 continue
-            key = (impl.workload, impl.device)
-            if key not in prepared:
-                inputs = make_inputs(impl.workload, n, impl.device)
-                prepared[key] = (inputs, reference(impl.workload, inputs))
-            inputs, expected = prepared[key]
-            check(impl, inputs, expected)
-            fn = impl.prepare(*inputs)
-            if impl.device == "cuda":
-                ms = time_cuda(fn, repeat=repeat).median_ms
+            # Every implementation of a work on a device gets the same inputs and the same float64 answer, made
+            # once per size (at 2^28 each costs a second or more) and freed before the next.
+            sets = input_sets(workload, n, device)
+            expected = reference(workload, sets[0])
+            fns, first_s = {}, {}
+            for impl in group:
+                fn = impl.prepare(*sets[0])
+                first_s[impl.name] = first_call_seconds(fn)  # compiles and autotunes, for torch.compile and Triton
+                _check_result(impl, fn(), expected)
+                fns[impl.name] = _rotating([fn] + [impl.prepare(*inputs) for inputs in sets[1:]])
+            if device == "cuda":
+                times = interleaved_rounds(fns, rounds=rounds, repeat=repeat)
             else:
-                ms = time_cpu(fn, repeat=max(3, repeat // 4), budget_s=2.0).median_ms
-            if impl.baseline:
-                baselines[(impl.workload, impl.device)] = ms
-            base = baselines.get((impl.workload, impl.device))
-            rows.append(
-                _row(
-                    impl.workload,
-                    impl.name,
-                    impl.device,
-                    n,
-                    ms,
-                    WORKLOADS[impl.workload]["bytes"] * n,
-                    base / ms if base else None,
+                times = {
+                    name: [time_cpu(fn, repeat=max(3, repeat // 4), budget_s=2.0).median_ms] for name, fn in fns.items()
+                }
+            base = times[group[0].name] if group[0].baseline else None
+            for impl in group:
+                rows.append(
+                    _row(
+                        workload,
+                        impl.name,
+                        device,
+                        n,
+                        times[impl.name],
+                        WORKLOADS[workload]["bytes"] * n,
+                        base,
+                        first_s[impl.name],
+                    )
                 )
-            )
-            progress(f"    {impl.workload:<11} {impl.device:<4} {impl.name:<22} {ms * 1e3:>12.1f} us")
+                row = rows[-1]
+                progress(
+                    f"    {workload:<11} {device:<4} {impl.name:<22} {row['time_us']:>12.1f} us"
+                    f"  (min {row['min_us']:.1f}, max {row['max_us']:.1f}; first call {row['first_call_ms']:.1f} ms)"
+                )
+            del sets, expected, fns
     order = {w: i for i, w in enumerate(["copy", *WORKLOADS])}
     rows.sort(key=lambda r: (order[r["workload"]], r["device"], r["implementation"], r["n"]))
     return rows
 
 
-def _row(workload, name, device, n, ms, nbytes, speedup):
+def _row(workload, name, device, n, times_ms, nbytes, base_ms, first_s):
+    """One table row from the per-round times (ms); base_ms: the eager baseline's, round by round."""
+    median_ms = statistics.median(times_ms)
+    speedups = [b / t for b, t in zip(base_ms, times_ms)] if base_ms else []
     return {
         "workload": workload,
         "implementation": name,
         "device": device,
         "n": n,
-        "time_us": ms * 1e3,
-        "GB/s": bandwidth_gbs(nbytes, ms),
-        "speedup_vs_eager": speedup if speedup else float("nan"),
+        "time_us": median_ms * 1e3,
+        "min_us": min(times_ms) * 1e3,
+        "max_us": max(times_ms) * 1e3,
+        "GB/s": bandwidth_gbs(nbytes, median_ms),
+        "speedup_vs_eager": statistics.median(speedups) if speedups else float("nan"),
+        "first_call_ms": first_s * 1e3,
+        "_speedups": speedups,  # per round, for the goals (not written to the CSV)
     }
