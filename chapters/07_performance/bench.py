@@ -81,6 +81,17 @@ def goals(rows: list[dict], out: Path) -> None:
     g.report(out / "goals.txt")
 
 
+def chain_bench_with_chapter_03(out: Path) -> None:
+    """Ten of chapter 03's x*x + b at 2^14: eager, CUDA graph, torch.compile(mode="reduce-overhead")."""
+    from course.notebook import use_chapter
+    from perf.graphs import chain_bench
+
+    use_chapter("03_cuda_extension", build=False)
+    from square_bias_cuda import square_bias
+
+    chain_bench(square_bias, out)
+
+
 def ncu_report(out: Path) -> None:
     """One kernel's hardware counters: chapter 04's vectorized add2 at 2^26 fp32, under Nsight Compute."""
     if shutil.which("ncu") is None or not torch.cuda.is_available():
@@ -150,11 +161,14 @@ def main() -> int:
     print("\n" + table)
     print("wrote", ", ".join(str(p) for p in [args.out / "perf.csv", args.out / "perf.md", *plots]))
     goals(rows, args.out)
+    if gpu:
+        chain_bench_with_chapter_03(args.out)
     if not args.quick:
         ncu_report(args.out)
     if args.copy_to is not None:
         args.copy_to.mkdir(parents=True, exist_ok=True)
-        for name in ["perf.csv", "perf.md", "goals.txt", "ncu_add2.txt", *(p.name for p in plots)]:
+        names = ["perf.csv", "perf.md", "goals.txt", "graph_chain.md", "graph_chain_goals.txt", "ncu_add2.txt"]
+        for name in [*names, *(p.name for p in plots)]:
             if (args.out / name).exists() and (args.out / name).resolve() != (args.copy_to / name).resolve():
                 shutil.copy2(args.out / name, args.copy_to / name)
         print("copied the results into", args.copy_to)

@@ -56,3 +56,16 @@ def test_more_than_2_31_elements_float16():
         torch.testing.assert_close(grad_x[sl], ref)
     ref_gb = grad_y.sum(0, dtype=torch.float32).half()
     torch.testing.assert_close(grad_b, ref_gb, rtol=1e-2, atol=1.0)
+
+
+@pytest.mark.parametrize("b_shape", [(), (1000,)])
+def test_forward_and_backward_capture_into_a_cuda_graph(b_shape):
+    """Captured once, replayed with new data: the same results as eager calls (course.graphs)."""
+    from course.graphs import check_capture
+    from square_bias_cuda.ops import ops
+
+    def make():
+        return (torch.randn(300, 1000, device="cuda"), torch.randn(b_shape, device="cuda"))
+
+    check_capture(square_bias, make)
+    check_capture(lambda x, b: ops.square_bias_backward(torch.ones_like(x), x, list(b.shape)), make)

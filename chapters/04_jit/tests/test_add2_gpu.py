@@ -129,3 +129,11 @@ def test_more_than_2_31_elements(kernel):
     b = torch.randint(0, 100, (n,), device="cuda", dtype=torch.int8).to(torch.float16)
     out = KERNELS[kernel](a, b)
     assert torch.equal(out, a + b)
+
+
+@pytest.mark.parametrize("op", [add2.add2, add2.add2_seed])
+def test_captures_into_a_cuda_graph(op):
+    """Captured once, replayed with new data: the same results as eager calls (course.graphs)."""
+    from course.graphs import check_capture
+
+    check_capture(op, lambda: (torch.randn(10_007, device="cuda"), torch.randn(10_007, device="cuda")))

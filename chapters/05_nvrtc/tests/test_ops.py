@@ -196,3 +196,15 @@ def test_cupy_side_by_side():
         pytest.skip("no CUDA device visible")
     x = _input(10_001)
     torch.testing.assert_close(relu_forward_cupy(x), torch.relu(x), equal_nan=True, rtol=0, atol=0)
+
+
+@pytest.mark.gpu
+def test_forward_and_backward_capture_into_a_cuda_graph():
+    """cuLaunchKernel on PyTorch's current stream (the capture stream while capturing), no host synchronisation,
+    outputs from torch.empty_like: the NVRTC kernels are captured and replayed like any PyTorch op."""
+    from course.graphs import check_capture
+
+    check_capture(nvrtc_relu.relu_forward, lambda: (torch.randn(10_007, device="cuda"),))
+    check_capture(
+        nvrtc_relu.relu_backward, lambda: (torch.randn(10_007, device="cuda"), torch.randn(10_007, device="cuda"))
+    )

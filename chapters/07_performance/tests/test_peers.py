@@ -87,3 +87,16 @@ def test_chapters_06_and_07_measure_each_rung_alike():
         assert abs(ch06 - ch07) <= 0.10 * min(ch06, ch07), (
             f"rung {v}: chapter 06 {ch06:.1f} us, chapter 07 {ch07:.1f} us"
         )
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_the_chain_gives_the_same_result_every_way():
+    """Eager, CUDA graph replay and torch.compile(mode="reduce-overhead") of ten x*x + b (checked inside ways)."""
+    from course.notebook import use_chapter
+    from perf.graphs import ways
+
+    use_chapter("03_cuda_extension", build=False)
+    from square_bias_cuda import square_bias
+
+    assert set(ways(square_bias)) == {"eager", "CUDA graph replay", "torch.compile reduce-overhead"}
