@@ -4,8 +4,10 @@ For each size: a device copy (the roof: it moves 8n bytes, 4n read and 4n writte
 torch.linalg.vector_norm(a - b) and torch.compile of torch.norm(a - b), compiled for that size as its users run it
 (course.compiled; its first call, the compilation, is timed on its own). Effective bandwidth counts the 8n bytes the
 norm must read. Each result is first compared with a float64 reference (the relative error is in the table), then
-timed with CUDA events (L2 flushed before each call, so small sizes are not served from cache) in ROUNDS interleaved
-rounds over all methods (course.timing.interleaved_rounds): the table gives the median over rounds, min and max.
+timed with CUDA events in ROUNDS interleaved rounds over all methods (course.timing.interleaved_rounds): the table
+gives the median over rounds, min and max. Each method takes turns over enough input sets to cover 256 MB
+(course.timing.rotating), so that small sizes are read from device memory, not the L2 cache, exactly as chapter
+07's harness does (a test checks that both give each rung the same time).
 Goals at 2^26 are checked at the end; the table goes to OUT/norm_diff.{csv,md}, the plot to OUT/norm_diff_bandwidth.png.
 
     python bench.py --out build/logs          (make bench)
@@ -22,7 +24,7 @@ from pathlib import Path
 import torch
 from course.compiled import compile_per_shape, first_call_seconds
 from course.report import Goals, Table, environment_line
-from course.timing import bandwidth_gbs, interleaved_rounds
+from course.timing import bandwidth_gbs, interleaved_rounds, rotating, rotation_count
 
 SIZES = [1 << 20, 1 << 22, 1 << 24, 1 << 26, 1 << 28]
 GOAL_N = 1 << 26
@@ -39,24 +41,29 @@ def measure(n: int, compiled=None, rounds: int = ROUNDS) -> dict[str, dict]:
     compiled: torch.compile of `expression` (course.compiled.compile_per_shape), or None to leave it out."""
     from norm_diff import RUNGS, norm_diff
 
-    a = torch.randn(n, device=DEVICE)
-    b = torch.randn(n, device=DEVICE)
+    count = rotation_count(8 * n)
+    whole_a = torch.randn(n * count, device=DEVICE)
+    whole_b = torch.randn(n * count, device=DEVICE)
+    sets = [(whole_a[i * n : (i + 1) * n], whole_b[i * n : (i + 1) * n]) for i in range(count)]
+    a, b = sets[0]
     exact = torch.linalg.vector_norm(a.double() - b.double()).item()
     dst = torch.empty_like(a)
-    methods = {"device copy": partial(dst.copy_, a)}
-    methods.update({f"rung {v}": partial(norm_diff, a, b, v) for v in RUNGS})
-    methods["torch.norm(a - b)"] = partial(expression, a, b)
-    methods["torch.linalg.vector_norm(a - b)"] = lambda: torch.linalg.vector_norm(a - b)
+    makers = {"device copy": lambda a, b: partial(dst.copy_, a)}
+    makers.update({f"rung {v}": lambda a, b, v=v: partial(norm_diff, a, b, v) for v in RUNGS})
+    makers["torch.norm(a - b)"] = lambda a, b: partial(expression, a, b)
+    makers["torch.linalg.vector_norm(a - b)"] = lambda a, b: lambda: torch.linalg.vector_norm(a - b)
     if compiled is not None:
-        methods["torch.compile(torch.norm(a - b))"] = partial(compiled, a, b)
-    measured = {}
-    for name, fn in methods.items():
+        makers["torch.compile(torch.norm(a - b))"] = lambda a, b: partial(compiled, a, b)
+    measured, methods = {}, {}
+    for name, make in makers.items():
+        fn = make(a, b)
         first = first_call_seconds(fn)  # for torch.compile: the compilation for this size
         result = fn()  # correct before fast: the error is measured on this result
         error = float("nan") if name == "device copy" else abs(result.item() - exact) / exact
         measured[name] = {"rel_error": error, "first_call_s": first}
+        methods[name] = rotating([fn] + [make(*inputs) for inputs in sets[1:]])
     repeat = 30 if n <= 1 << 24 else 15
-    times = interleaved_rounds(methods, rounds=rounds, warmup=3, repeat=repeat, flush_l2=True)
+    times = interleaved_rounds(methods, rounds=rounds, warmup=3, repeat=repeat)
     for name, per_round in times.items():
         measured[name]["times_us"] = [ms * 1e3 for ms in per_round]
     return measured

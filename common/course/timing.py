@@ -10,6 +10,7 @@ allocator's first allocations, cuBLAS handles, JIT compilation) out of the numbe
 
 from __future__ import annotations
 
+import itertools
 import statistics
 import time
 from collections.abc import Callable
@@ -118,6 +119,24 @@ def interleaved_rounds(
         for name, fn in fns.items():
             results[name].append(timer(fn, **timer_args).median_ms)
     return results
+
+
+# Inputs smaller than the L2 cache (50 MB on an H100) stay in it between repeated calls, and a benchmark then
+# measures the cache. Taking turns over enough input sets to cover ROTATE_BYTES makes every call read device memory.
+ROTATE_BYTES = 256 * 2**20
+
+
+def rotation_count(bytes_per_set: int, *, cover: int = ROTATE_BYTES, most: int = 1024) -> int:
+    """How many input sets of bytes_per_set cover `cover` bytes (at least 1, at most `most`)."""
+    return max(1, min(most, -(-cover // max(bytes_per_set, 1))))
+
+
+def rotating(calls: list[Callable[[], object]]) -> Callable[[], object]:
+    """One call that runs calls[0], calls[1], ... in turn (each on its own input set)."""
+    if len(calls) == 1:
+        return calls[0]
+    turn = itertools.cycle(calls).__next__
+    return lambda: turn()()
 
 
 def bandwidth_gbs(bytes_moved: float, ms: float) -> float:

@@ -19,15 +19,25 @@ import_extension("square_bias_cuda")  # loads the ops into torch.ops.square_bias
 
 ops = torch.ops.square_bias_cuda
 DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+_DTYPE_SET = frozenset(DTYPES)
+_square_bias = ops.square_bias.default  # the OpOverload, looked up once
 
 
 def square_bias(x: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """y = x*x + b, on x's device (CPU or CUDA). b broadcasts to x's shape; both have the same dtype and device."""
-    check_tensor("x", x, dtypes=DTYPES)
-    check_tensor("b", b, dtypes=DTYPES)
-    check_same(x=x, b=b, attributes=("device", "dtype"))
-    check_broadcastable_to("b", b, "x", x)
-    return ops.square_bias(x, b)
+    if not (
+        type(x) is torch.Tensor
+        and type(b) is torch.Tensor
+        and x.dtype is b.dtype
+        and x.dtype in _DTYPE_SET
+        and x.device == b.device
+        and (b.dim() == 0 or b.shape == x.shape)
+    ):  # not the common case (a scalar b, or one of x's shape): the full checks, which name the problem
+        check_tensor("x", x, dtypes=DTYPES)
+        check_tensor("b", b, dtypes=DTYPES)
+        check_same(x=x, b=b, attributes=("device", "dtype"))
+        check_broadcastable_to("b", b, "x", x)
+    return _square_bias(x, b)
 
 
 # ---- fake implementations: shapes, dtypes and devices of the outputs, no data ------------------------------------

@@ -10,10 +10,12 @@ from __future__ import annotations
 import torch
 from course import check_same, check_tensor
 from course.build import import_extension
+from course.checks import same_plain_tensors
 
 _C = import_extension("add2")  # loading the module runs TORCH_LIBRARY(add2, ...): torch.ops.add2.* appear
 
 DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
+_DTYPE_SET = frozenset(DTYPES)
 
 # OpOverloads, looked up once: calling .default skips the overload resolution of torch.ops.add2.add2(...)
 _add2 = torch.ops.add2.add2.default
@@ -31,7 +33,8 @@ def _check(a: object, b: object) -> tuple[torch.Tensor, torch.Tensor]:
 
 def add2(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """c = a + b with the vectorized kernel (version 2). a and b: same shape, dtype and CUDA device."""
-    a, b = _check(a, b)
+    if not (same_plain_tensors(a, b, _DTYPE_SET) and a.is_cuda):  # the common case costs one cheap test
+        a, b = _check(a, b)
     return _add2(a, b)
 
 

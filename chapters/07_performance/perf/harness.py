@@ -23,7 +23,6 @@ the per-round ratios. CPU work is timed with a monotonic clock.
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 import statistics
 import sys
@@ -34,7 +33,7 @@ import torch
 from course.build import exercise_or_reference
 from course.compiled import compile_per_shape, first_call_seconds
 from course.notebook import use_chapter
-from course.timing import bandwidth_gbs, interleaved_rounds, time_cpu
+from course.timing import bandwidth_gbs, interleaved_rounds, rotating, rotation_count, time_cpu
 
 # Bytes each workload must move per element in float32 (each input read once, each output written once) and the
 # floating-point operations per element: the two numbers that place it on a roofline.
@@ -47,11 +46,9 @@ WORKLOADS = {
 PYTHON_LOOP_MAX = 2**16  # a Python loop at 2**28 would take minutes
 CPU_MAX = 2**22  # the CPU rows stop here: past it they only take longer, the story is told
 ROUNDS = 5  # interleaved timing rounds per GPU implementation and size
-# On the GPU each implementation takes turns over several input sets, at least ROTATE_BYTES of them, so that
-# repeated calls read device memory, not the 50 MB L2 cache that one small set would sit in (chapter 06's bench
-# flushes the L2 instead: both then measure the same thing, and a test checks that they agree).
-ROTATE_BYTES = 256 * 2**20
-MAX_SETS = 1024
+# On the GPU each implementation takes turns over several input sets (course.timing.rotation_count), so that
+# repeated calls read device memory, not the 50 MB L2 cache that one small set would sit in. Chapter 06's bench
+# does the same, and a test checks that both give each rung the same time.
 
 
 @dataclass
@@ -247,21 +244,12 @@ def make_inputs(workload: str, n: int, device: str, seed: int = 0) -> tuple[torc
 
 def input_sets(workload: str, n: int, device: str) -> list[tuple[torch.Tensor, ...]]:
     """Inputs for one workload: one set on the CPU; on the GPU enough sets (views of one larger draw) to cover
-    ROTATE_BYTES, at most MAX_SETS. A 0-dim b is shared by all sets."""
-    per_set = WORKLOADS[workload]["bytes"] * n
-    count = 1 if device == "cpu" else max(1, min(MAX_SETS, -(-ROTATE_BYTES // max(per_set, 1))))
+    course.timing.ROTATE_BYTES. A 0-dim b is shared by all sets."""
+    count = 1 if device == "cpu" else rotation_count(WORKLOADS[workload]["bytes"] * n)
     if count == 1:
         return [make_inputs(workload, n, device)]
     whole = make_inputs(workload, n * count, device)
     return [tuple(t[i * n : (i + 1) * n] if t.dim() else t for t in whole) for i in range(count)]
-
-
-def _rotating(calls: list[Callable[[], object]]) -> Callable[[], object]:
-    """One call that runs calls[0], calls[1], ... in turn (the next input set each time)."""
-    if len(calls) == 1:
-        return calls[0]
-    turn = itertools.cycle(calls).__next__
-    return lambda: turn()()
 
 
 def reference(workload: str, inputs: tuple[torch.Tensor, ...]) -> torch.Tensor:
@@ -332,7 +320,7 @@ def run(
                 fn = impl.prepare(*sets[0])
                 first_s[impl.name] = first_call_seconds(fn)  # compiles and autotunes, for torch.compile and Triton
                 _check_result(impl, fn(), expected)
-                fns[impl.name] = _rotating([fn] + [impl.prepare(*inputs) for inputs in sets[1:]])
+                fns[impl.name] = rotating([fn] + [impl.prepare(*inputs) for inputs in sets[1:]])
             if device == "cuda":
                 times = interleaved_rounds(fns, rounds=rounds, repeat=repeat)
             else:
