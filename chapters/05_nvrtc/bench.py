@@ -17,7 +17,7 @@ from pathlib import Path
 
 import torch
 from course.report import Goals, Table
-from course.timing import bandwidth_gbs, time_cuda, time_host_loop
+from course.timing import bandwidth_gbs, interleaved_rounds, time_cuda, time_host_loop
 
 
 def main() -> None:
@@ -94,7 +94,10 @@ def main() -> None:
             time_us=t_ours.median_us,
             **{"GB/s": bandwidth_gbs(bytes_moved, t_ours.median_ms), "vs torch": ratio},
         )
-        goals.check(f"{op} at 2^26, time / torch's", ratio, "<=", 1.02, "x")
+        rounds = interleaved_rounds({"torch": torch_fn, "ours": ours_fn}, rounds=7, repeat=30)
+        goals.check_rounds(
+            f"{op} at 2^26, time / torch's", [o / t for o, t in zip(rounds["ours"], rounds["torch"])], "<=", 1.02, "x"
+        )
     table.save(args.out / "nvrtc_relu_2p26")
 
     # ---- 3. host overhead at n = 32 ---------------------------------------------------------------------------
@@ -149,8 +152,11 @@ def main() -> None:
         results[name] = t.median_us
         table.add(call=name, time_us=t.median_us, **{"vs torch": t.median_us / base})
     table.save(args.out / "nvrtc_overhead_n32")
-    ratio = results["nvrtc_relu.relu"] / results["torch.relu"]
-    goals.check("relu call overhead at n = 32, time / torch.relu's", ratio, "<=", 1.2, "x")
+    # The goal, timed again in interleaved rounds: host time moves 10-15 % between runs.
+    pair = {name: calls[name] for name in ("torch.relu", "nvrtc_relu.relu")}
+    host = interleaved_rounds(pair, rounds=7, timer=time_host_loop, calls=2000, repeat=3)
+    ratios = [o / t for o, t in zip(host["nvrtc_relu.relu"], host["torch.relu"])]
+    goals.check_rounds("relu call overhead at n = 32, time / torch.relu's", ratios, "<=", 1.2, "x")
     grad_ratio = (
         results["nvrtc_relu.relu, x.requires_grad (autograd.Function)"] / results["torch.relu, x.requires_grad"]
     )
