@@ -57,7 +57,7 @@ def goals(rows: list[dict], out: Path) -> None:
     gpu = [r for r in rows if r["device"] == "cuda" and r["_speedups"]]
     if not gpu:
         return
-    by = {(r["workload"], r["implementation"], r["n"]): r for r in gpu}
+    by = {(r["workload"], r["implementation"], r["n"]): r for r in rows if r["device"] == "cuda"}
     sizes = sorted({r["n"] for r in gpu})
     g = Goals("Goals (GPU), from this run")
     for workload, op in COURSE_OPS.items():
@@ -65,6 +65,12 @@ def goals(rows: list[dict], out: Path) -> None:
         if ours and triton:  # per round: (eager / ours) / (eager / Triton) = Triton's time / ours
             ratios = [o / t for o, t in zip(ours["_speedups"], triton["_speedups"])]
             g.check_rounds(f"{workload}: {op} speed / Triton's, 2^26", ratios, ">=", 1.0, "x")
+            copy = by.get(("copy", "device copy", 2**26))
+            if copy:  # both at the roof means neither can pull ahead: say how close each is
+                roof = copy["GB/s"]
+                g.note(
+                    f"{workload} at 2^26: {op} {ours['GB/s'] / roof:.1%} of copy, Triton {triton['GB/s'] / roof:.1%}"
+                )
     for workload, op in COURSE_OPS.items():
         for start, limit in ((2**10, 0.85), (2**20, 1.0)):
             mine = [by[(workload, op, n)] for n in sizes if n >= start and (workload, op, n) in by]
@@ -90,6 +96,24 @@ def chain_bench_with_chapter_03(out: Path) -> None:
     from square_bias_cuda import square_bias
 
     chain_bench(square_bias, out)
+
+
+def overhead_with_chapters(out: Path) -> None:
+    """Where one call's time goes at 2^10, for each course op (perf/overhead.py)."""
+    from perf.harness import _chapter
+    from perf.overhead import overhead_table
+
+    modules = [_chapter(c, m) for c, m in OVERHEAD_CHAPTERS]
+    if all(modules):
+        overhead_table(tuple(modules), out)
+
+
+OVERHEAD_CHAPTERS = [
+    ("03_cuda_extension", "square_bias_cuda"),
+    ("04_jit", "add2"),
+    ("05_nvrtc", "nvrtc_relu"),
+    ("06_shared_memory_norm", "norm_diff"),
+]
 
 
 def ncu_report(out: Path) -> None:
@@ -163,11 +187,13 @@ def main() -> int:
     goals(rows, args.out)
     if gpu:
         chain_bench_with_chapter_03(args.out)
+        overhead_with_chapters(args.out)
     if not args.quick:
         ncu_report(args.out)
     if args.copy_to is not None:
         args.copy_to.mkdir(parents=True, exist_ok=True)
-        names = ["perf.csv", "perf.md", "goals.txt", "graph_chain.md", "graph_chain_goals.txt", "ncu_add2.txt"]
+        names = ["perf.csv", "perf.md", "goals.txt", "graph_chain.md", "graph_chain_goals.txt", "overhead_2p10.md"]
+        names.append("ncu_add2.txt")
         for name in [*names, *(p.name for p in plots)]:
             if (args.out / name).exists() and (args.out / name).resolve() != (args.copy_to / name).resolve():
                 shutil.copy2(args.out / name, args.copy_to / name)
