@@ -5,6 +5,9 @@
 #   make grade        the same on the students' exercises/ files (EXERCISE=1)
 #   make gpu-check LOG_DIR=dir   on a GPU machine: build, test, sanitize and benchmark everything, logs into dir
 #   make lint         formatters in check mode, ruff, cppcheck
+#   make notebooks    run every notebook here in a Jupyter kernel; store the outputs (GPU cells keep the H100's)
+#   make notebooks-from-gpu LOG_DIR=dir   put the GPU cells' outputs of a gpu-check run into notebooks/
+#   make lab          JupyterLab on notebooks/ (installs it into .venv the first time)
 #   make clean        remove build outputs (keeps a complete .venv; `make distclean` removes it too)
 #
 # CHAPTER=03 (or 03_cuda_extension) limits run/test-all/grade/gpu-check to one chapter.
@@ -24,7 +27,7 @@ endif
 RESULTS := build/results
 SHELL := /bin/bash
 
-.PHONY: help build run test-all grade gpu-check lint format clean distclean python
+.PHONY: help build run test-all grade gpu-check lint format clean distclean python notebooks notebooks-from-gpu lab
 .DEFAULT_GOAL := help
 
 help:
@@ -35,6 +38,9 @@ help:
 	@echo "  make grade                   the same on the exercises/ files (EXERCISE=1): the instructor's table"
 	@echo "  make gpu-check LOG_DIR=dir   on a GPU machine: build, test, sanitize, benchmark; logs into dir"
 	@echo "  make lint                    clang-format, ruff and cppcheck in check mode"
+	@echo "  make lab                     JupyterLab on notebooks/ (installed into .venv on first use)"
+	@echo "  make notebooks               run every notebook here and store its outputs in notebooks/"
+	@echo "  make notebooks-from-gpu LOG_DIR=dir   store the GPU cells' outputs of a gpu-check run"
 	@echo "  make format                  apply clang-format and ruff format"
 	@echo "  make clean                   remove build outputs;  make distclean: also the .venv"
 	@echo "  CHAPTER=NN limits run/test-all/grade/gpu-check to one chapter. Chapters: $(ALL_CHAPTERS)"
@@ -78,6 +84,31 @@ grade: python
 gpu-check: python
 	@test -n "$(LOG_DIR)" || { echo "usage: make gpu-check LOG_DIR=/path/to/logs"; exit 2; }
 	@PYTHON=$(PYTHON) CHAPTER=$(CHAPTER) STEPS="$(STEPS)" bash common/gpu_check.sh $(abspath $(LOG_DIR)) $(CHAPTERS)
+
+# ---- notebooks -------------------------------------------------------------------------------------------------
+# The committed notebooks carry outputs: CPU cells from this machine, GPU cells from the H100 (course/notebooks.py).
+NOTEBOOKS := $(sort $(wildcard notebooks/*.ipynb))
+notebooks: build
+	@rm -rf build/notebooks/cpu
+	$(PYTHON) -m course.notebooks execute $(NOTEBOOKS) --out build/notebooks/cpu
+	@# the committed notebooks are the GPU side: their GPU cells keep the H100's output while their source is unchanged
+	$(PYTHON) -m course.notebooks merge notebooks --cpu build/notebooks/cpu --gpu notebooks
+
+notebooks-from-gpu: python
+	@test -d "$(LOG_DIR)/notebooks" || { echo "usage: make notebooks-from-gpu LOG_DIR=dir (dir/notebooks/ from make gpu-check)"; exit 2; }
+	$(PYTHON) -m course.notebooks merge notebooks --cpu notebooks --gpu $(LOG_DIR)/notebooks
+	$(PYTHON) -m course.notebooks check $(NOTEBOOKS)
+
+# JupyterLab is not in the default environment (it is large); the first `make lab` installs it, pinned.
+LAB_STAMP := $(VENV)/.course-lab
+$(LAB_STAMP): common/requirements-lab.txt | python
+	@echo "lab: installing JupyterLab into the course's environment (once, a minute or two)"
+	$(PYTHON) -m pip install --progress-bar on -r common/requirements-lab.txt
+	@touch $@
+lab: $(if $(PYTHON_READY),$(LAB_STAMP),python)
+	@$(PYTHON) -c "import jupyterlab" 2>/dev/null || { echo "lab: JupyterLab is not installed for $(PYTHON): pip install -r common/requirements-lab.txt"; exit 1; }
+	@echo "lab: JupyterLab on notebooks/ (the kernel sees the course's common/ helpers; stop with Ctrl-C)"
+	cd notebooks && PYTHONPATH=$(COMMON_DIR) $(PYTHON) -m jupyterlab --notebook-dir=. $(LAB_ARGS)
 
 C_SOURCES = $(shell git ls-files '*.c' '*.h' '*.cu' '*.cuh' '*.cpp')
 PY_SOURCES = $(shell git ls-files '*.py' '*.ipynb')

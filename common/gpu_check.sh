@@ -51,11 +51,21 @@ course_tests() {
         --junitxml="$log/course.xml"
 }
 
+notebooks() {
+    # Every notebook in a real Jupyter kernel, beside the tests; the executed copies go to $log/notebooks/, and
+    # `make notebooks-from-gpu LOG_DIR=$log` puts their GPU cells' outputs into notebooks/. The GPU machine has no
+    # Jupyter of its own: bring the wheels (common/jupyter_wheels.sh) and put them on PYTHONPATH first.
+    local only=(notebooks/*.ipynb)
+    [ -n "${CHAPTER:-}" ] && only=(notebooks/"${CHAPTER}"*.ipynb)
+    step notebooks/execute "$python" -m course.notebooks execute "${only[@]}" --out "$log/notebooks"
+}
+
 nvidia-smi -L || echo "warning: nvidia-smi found no GPU"
 step all/build make --no-print-directory -j8 build
 if [[ $steps == *" test "* ]]; then
     queue test 2 &
     course_tests &
+    notebooks &
 fi
 if [[ $steps == *" sanitize "* ]]; then
     queue sanitize 2 &

@@ -37,9 +37,31 @@ def test_there_are_notebooks():
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=ids(NOTEBOOKS))
-def test_notebook_has_no_stored_outputs(notebook):
-    cells = json.loads(notebook.read_text())["cells"]
-    assert all(not c.get("outputs") for c in cells if c["cell_type"] == "code"), "clear the outputs before committing"
+def test_committed_outputs_are_present_and_fresh(notebook):
+    """Students open the notebooks with their outputs: every code cell was executed from its current source, GPU
+    cells on a GPU. `make notebooks` (CPU cells) and `make notebooks-from-gpu LOG_DIR=...` (GPU cells) refresh them."""
+    nbformat = pytest.importorskip("nbformat")
+    from course.notebooks import problems
+
+    found = problems(nbformat.read(notebook, as_version=4))
+    assert not found, f"{notebook.name}: " + "; ".join(found) + " (run make notebooks / make notebooks-from-gpu)"
+
+
+def test_a_stale_or_unexecuted_cell_is_caught():
+    nbformat = pytest.importorskip("nbformat")
+    from course.notebooks import merge, problems, source_hash
+
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell("print(1)"), nbformat.v4.new_code_cell("if gpu_cell(): x")]
+    )
+    assert any("has not been executed" in p for p in problems(merge(nb)))
+    for cell in nb.cells:
+        cell.execution_count = 1
+        cell.metadata["course"] = {"source_sha": source_hash(cell), "ran_on": "CPU only (x86_64)", "gpu_cell": False}
+    committed = merge(nb)
+    assert any("GPU cell" in p for p in problems(committed))  # the GPU cell never ran on a GPU
+    committed.cells[1].source = "print(2)"  # edited after it ran
+    assert any("source changed" in p for p in problems(committed))
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=ids(NOTEBOOKS))
