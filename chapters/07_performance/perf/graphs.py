@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
+from functools import partial
 
 import torch
 from course.compiled import compile_per_shape
@@ -19,6 +20,36 @@ from course.timing import interleaved_rounds
 
 CHAIN_LENGTH = 10
 CHAIN_N = 2**14
+
+
+def device_time_ms(calls: dict[str, Callable[[], object]], *, per_graph: int = 10, rounds: int = 5) -> dict[str, list]:
+    """The GPU time of one call of each fn, free of host overhead: `per_graph` calls captured in one CUDA graph,
+    its replays timed with CUDA events in interleaved rounds. Returns name -> per-round ms per call."""
+    graphs = {name: capture(lambda fn=fn: [fn() for _ in range(per_graph)])[0] for name, fn in calls.items()}
+    times = interleaved_rounds({name: g.replay for name, g in graphs.items()}, rounds=rounds, warmup=3, repeat=10)
+    return {name: [t / per_graph for t in per_round] for name, per_round in times.items()}
+
+
+def compiled_kernel_ratios(n: int = 2**24, rounds: int = 5) -> dict[str, list[float]]:
+    """Per work, eager's GPU time / torch.compile's (compiled for n), round by round: the sanity floor on what
+    torch.compile generates. At 2^24 a compiled call's host cost (about 100 µs on the course's H100) exceeds the
+    kernel's (about 50 µs for relu), so a per-call comparison would measure the host, not the compiled code."""
+    from perf.harness import make_inputs
+
+    works = {
+        "square_bias": lambda x, b: x * x + b,
+        "add": lambda a, b: a + b,
+        "relu": torch.relu,
+        "norm": lambda a, b: torch.linalg.vector_norm(a - b),
+    }
+    ratios = {}
+    for work, fn in works.items():
+        inputs = make_inputs(work, n, "cuda")
+        compiled = compile_per_shape(fn)
+        compiled(*inputs)  # compile for n before capturing
+        times = device_time_ms({"eager": partial(fn, *inputs), "compiled": partial(compiled, *inputs)}, rounds=rounds)
+        ratios[work] = [e / c for e, c in zip(times["eager"], times["compiled"])]
+    return ratios
 
 
 def make_chain(square_bias: Callable) -> Callable:

@@ -45,14 +45,13 @@ def test_peers_are_marked():
 @pytest.mark.gpu
 @pytest.mark.slow
 def test_torch_compile_per_size_is_at_least_half_as_fast_as_eager_from_2_24():
-    """A sanity floor: compiled with dynamic=True (one graph for every size) the norm once ran 100x slower than
-    eager inside this harness. Compiled per size, every work is near eager or faster."""
-    impls = [i for i in implementations() if i.device == "cuda" and (i.baseline or i.peer == "torch.compile")]
-    rows = run([2**24], devices=("cuda",), impls=impls, rounds=3, repeat=10, progress=lambda _: None)
-    compiled = [r for r in rows if r["implementation"] == "torch.compile"]
-    assert len(compiled) == 4
-    for row in compiled:
-        assert row["speedup_vs_eager"] >= 0.5, row
+    """A sanity floor on what torch.compile generates: compiled with dynamic=True (one graph for every size) the
+    norm once ran 100x slower than eager inside this harness. Compiled per size, every work's GPU time at 2^24 is
+    near eager's or better (host overhead left out: perf.graphs.compiled_kernel_ratios says why)."""
+    from perf.graphs import compiled_kernel_ratios
+
+    ratios = {work: statistics.median(r) for work, r in compiled_kernel_ratios(rounds=3).items()}
+    assert len(ratios) == 4 and all(r >= 0.5 for r in ratios.values()), ratios
 
 
 @pytest.mark.gpu
@@ -80,8 +79,18 @@ def test_chapters_06_and_07_measure_each_rung_alike():
     rows = {
         r["implementation"]: r["time_us"] for r in run([n], devices=("cuda",), impls=impls, progress=lambda _: None)
     }
-    measured = bench06.measure(n)
-    pairs = {v: (statistics.median(measured[f"rung {v}"]["times_us"]), rows[f"ladder rung {v}"]) for v in (1, 2, 3, 4)}
+    # Rounds taking turns between the two benches, so that other work on the GPU (make gpu-check runs several test
+    # processes at once) falls on both alike; the verdict is on the median of the per-round times.
+    ch06, ch07 = {v: [] for v in (1, 2, 3, 4)}, {v: [] for v in (1, 2, 3, 4)}
+    for _ in range(5):
+        measured = bench06.measure(n, rounds=1)
+        rows = {
+            r["implementation"]: r["time_us"] for r in run([n], devices=("cuda",), impls=impls, rounds=1, progress=str)
+        }
+        for v in ch06:
+            ch06[v].append(measured[f"rung {v}"]["times_us"][0])
+            ch07[v].append(rows[f"ladder rung {v}"])
+    pairs = {v: (statistics.median(ch06[v]), statistics.median(ch07[v])) for v in ch06}
     shown = "; ".join(f"rung {v}: chapter 06 {a:.1f} us, chapter 07 {b:.1f} us" for v, (a, b) in pairs.items())
     assert all(abs(a - b) <= 0.10 * min(a, b) for a, b in pairs.values()), shown
 
