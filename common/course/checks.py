@@ -65,6 +65,23 @@ def same_plain_tensors(first: object, second: object, dtypes: frozenset) -> bool
     )
 
 
+# The dispatcher's guard that skips the Autograd key (private; the fast path is skipped where a torch lacks it).
+_BELOW_AUTOGRAD = getattr(torch._C, "_AutoDispatchBelowAutograd", None)
+
+
+def call_below_autograd_if_no_grad(op, *tensors: torch.Tensor, extra: tuple = ()) -> torch.Tensor | None:
+    """op(*tensors, *extra) below the Autograd dispatch key when no gradient can be recorded (grad mode off, or no
+    tensor requires grad), else None. An op whose backward is registered in Python (torch.library.register_autograd)
+    otherwise calls into Python on EVERY call, just to find that there is nothing to record: microseconds, more
+    than a small kernel (chapter 07, small sizes). Not while torch.compile traces: it records the op itself."""
+    if _BELOW_AUTOGRAD is None or torch.compiler.is_compiling():
+        return None
+    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        return None
+    with _BELOW_AUTOGRAD():
+        return op(*tensors, *extra)
+
+
 def check_same(*, attributes: Iterable[str] = ("device", "dtype", "shape"), **tensors: torch.Tensor) -> None:
     """Check that all named tensors agree on each attribute ("device", "dtype" or "shape")."""
     items = list(tensors.items())
