@@ -8,6 +8,8 @@
 #   make notebooks    run every notebook here in a Jupyter kernel; store the outputs (GPU cells keep the H100's)
 #   make notebooks-from-gpu LOG_DIR=dir   put the GPU cells' outputs of a gpu-check run into notebooks/
 #   make lab          JupyterLab on notebooks/ (installs it into .venv the first time)
+#   make site         the course as a website in site/ (installs Sphinx into .venv the first time)
+#   make serve        serve site/ on localhost (PORT=8000)
 #   make clean        remove build outputs (keeps a complete .venv; `make distclean` removes it too)
 #
 # CHAPTER=03 (or 03_cuda_extension) limits run/test-all/grade/gpu-check to one chapter.
@@ -27,7 +29,7 @@ endif
 RESULTS := build/results
 SHELL := /bin/bash
 
-.PHONY: help build run test-all grade gpu-check lint format clean distclean python notebooks notebooks-from-gpu lab
+.PHONY: help build run test-all grade gpu-check lint format clean distclean python notebooks notebooks-from-gpu lab site serve
 .DEFAULT_GOAL := help
 
 help:
@@ -39,6 +41,8 @@ help:
 	@echo "  make gpu-check LOG_DIR=dir   on a GPU machine: build, test, sanitize, benchmark; logs into dir"
 	@echo "  make lint                    clang-format, ruff and cppcheck in check mode"
 	@echo "  make lab                     JupyterLab on notebooks/ (installed into .venv on first use)"
+	@echo "  make site                    the course as a website in site/ (Sphinx installed into .venv on first use)"
+	@echo "  make serve                   serve site/ on http://127.0.0.1:8000 (PORT=8001 for another port)"
 	@echo "  make notebooks               run every notebook here and store its outputs in notebooks/"
 	@echo "  make notebooks-from-gpu LOG_DIR=dir   store the GPU cells' outputs of a gpu-check run"
 	@echo "  make format                  apply clang-format and ruff format"
@@ -110,6 +114,23 @@ lab: $(if $(PYTHON_READY),$(LAB_STAMP),python)
 	@echo "lab: JupyterLab on notebooks/ (the kernel sees the course's common/ helpers; stop with Ctrl-C)"
 	cd notebooks && PYTHONPATH=$(COMMON_DIR) $(PYTHON) -m jupyterlab --notebook-dir=. $(LAB_ARGS)
 
+# ---- the website -----------------------------------------------------------------------------------------------
+# Built from the files that exist (README, lessons, docs, notebooks with their stored outputs): docs/_site/build.py.
+SITE_STAMP := $(VENV)/.course-site
+$(SITE_STAMP): common/requirements-site.txt | python
+	@echo "site: installing Sphinx, MyST-NB, Furo and Playwright into the course's environment (once, under a minute)"
+	@set -o pipefail; $(PYTHON) -m pip install --progress-bar off -r common/requirements-site.txt 2>&1 \
+	  | { grep --line-buffered -E '^(Collecting|Successfully installed|ERROR)' || true; } | sed -u 's/^/site: /'
+	@touch $@
+site: $(if $(PYTHON_READY),$(SITE_STAMP),python)
+	@$(PYTHON) -c "import sphinx, myst_nb, furo" 2>/dev/null || { echo "site: Sphinx is not installed for $(PYTHON): pip install -r common/requirements-site.txt"; exit 1; }
+	@$(PYTHON) docs/_site/build.py
+
+PORT ?= 8000
+serve: site
+	@echo "serve: the course at http://127.0.0.1:$(PORT)/ (stop with Ctrl-C)"
+	@$(PYTHON) -m http.server --bind 127.0.0.1 --directory site $(PORT)
+
 C_SOURCES = $(shell git ls-files '*.c' '*.h' '*.cu' '*.cuh' '*.cpp')
 PY_SOURCES = $(shell git ls-files '*.py' '*.ipynb')
 
@@ -127,7 +148,7 @@ format: python
 
 clean:
 	@for c in $(ALL_CHAPTERS); do $(MAKE) --no-print-directory -C chapters/$$c clean; done
-	rm -rf build .pytest_cache
+	rm -rf build site .pytest_cache
 	@if [ -d .venv ] && [ ! -f $(VENV_STAMP) ]; then echo "removing the incomplete .venv"; rm -rf .venv; fi
 
 distclean: clean
