@@ -31,7 +31,26 @@ nb_merge_streams = True
 # Everything the pages load is served from site/_static (no CDN): see common/requirements-site-assets.txt.
 html_static_path = [str(ROOT / "docs" / "_site" / "static"), str(ROOT / "build" / "site-assets" / "static")]
 mathjax_path = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
-mathjax2_config = {"messageStyle": "none", "showMathMenu": False}
+# MathJax 2: MyST marks every section tex2jax_ignore (so a stray $ in prose stays a $) and the math in it with the
+# class "math", which tex2jax must be told to process. The wheel ships the STIX-Web fonts only (as the classic
+# Jupyter Notebook configured them).
+mathjax2_config = {
+    "tex2jax": {
+        "inlineMath": [["\\(", "\\)"]],
+        "displayMath": [["\\[", "\\]"]],
+        "processClass": "tex2jax_process|mathjax_process|math|output_area",
+    },
+    "messageStyle": "none",
+    "showMathMenu": False,
+    "HTML-CSS": {
+        "availableFonts": [],
+        "webFont": "STIX-Web",
+        "imageFont": None,
+        "preferredFont": None,
+        # its empty placeholder font points at about:blank, which Chromium now refuses with a console error
+        "styles": {"@font-face": {"font-family": "MathJax_Blank", "src": "local('MathJax_Blank')"}},
+    },
+}
 mermaid_use_local = "mermaid/mermaid.mjs"
 mermaid_version = ""
 mermaid_d3_zoom = False
