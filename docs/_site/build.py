@@ -343,8 +343,7 @@ def main() -> int:
     if full:  # a page came or went: start from scratch so no stale page or search entry stays
         shutil.rmtree(SITE, ignore_errors=True)
         shutil.rmtree(DOCTREES, ignore_errors=True)
-    pages = sum(1 for p in stage.texts if p.suffix in {".md", ".ipynb"})
-    log(f"rendering {pages} pages with Sphinx into site/ ({'full build' if full else 'changed pages only'})")
+    log(f"rendering {len(stage.texts)} pages with Sphinx into site/ ({'all' if full else 'the changed ones'})")
     warnings = ROOT / "build" / "site-warnings.log"
     command = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-c", str(CONF_DIR), "-d", str(DOCTREES)]
     command += ["-w", str(warnings), "--keep-going", str(STAGE), str(SITE)]
@@ -359,7 +358,8 @@ def main() -> int:
     if remote:
         log(f"error: these pages load files from other hosts: {remote}")
         return 1
-    log(f"site/ is ready ({time.monotonic() - start:.0f} s): make serve, or open site/index.html through a server")
+    built = sum(1 for _ in SITE.rglob("*.html"))
+    log(f"site/ is ready: {built} pages in {time.monotonic() - start:.0f} s (make serve shows it on localhost)")
     return 0
 
 
