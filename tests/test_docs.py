@@ -2,6 +2,7 @@
 real target of the Makefile it belongs to."""
 
 import functools
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -62,3 +63,18 @@ def test_make_commands_exist(doc):
         assert target in make_targets(ROOT / chapter), f"{rel(doc)} shows `make -C {chapter} {target}`"
     missing = sorted(t for t in shown - targets if t not in {"sure", "it", "the", "a", "targets"})
     assert missing == [], f"{rel(doc)} shows make targets that {rel(directory / 'Makefile')} lacks: {missing}"
+
+
+@pytest.mark.parametrize("chapter", sorted(ROOT.glob("chapters/*/README.md")), ids=lambda p: p.parent.name)
+def test_lesson_and_notebook_titles_share_one_form(chapter):
+    """The site's navigation lists these titles side by side: each reads "NN — Title", as the folder is numbered."""
+    number = chapter.parent.name[:2]
+    form = re.compile(rf"# {number} — [A-Z‖]")
+    title = chapter.read_text().splitlines()[0]
+    assert form.match(title), f"{chapter}: the title {title!r} should read '# {number} — ...'"
+    notebook = ROOT / "notebooks" / f"{chapter.parent.name}.ipynb"
+    if notebook.exists():
+        cells = json.loads(notebook.read_text())["cells"]
+        heading = next("".join(c["source"]) for c in cells if "".join(c["source"]).startswith("# "))
+        first_line = heading.splitlines()[0]
+        assert form.match(heading), f"{notebook.name}: the title {first_line!r} should read '# {number} — ...'"
