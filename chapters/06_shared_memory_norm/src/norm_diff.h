@@ -7,6 +7,8 @@
  *   norm_diff_cpu / norm_diff_backward_cpu        a plain loop with double accumulation: the CPU op and the reference
  *   norm_diff_cuda(version, ...)                  the ladder of GPU kernels, one dispatcher (see norm_diff_kernels.cu)
  *   norm_diff_backward_cuda                       grad_a = g·(a − b)/‖a − b‖ (0 where the norm is 0)
+ *   norm_diff_sum_squares_cpu / _cuda             Σ (a − b)² in double, before the square root: the piece that
+ *                                                 each GPU of a sharded norm adds to the others' (chapter 08)
  */
 #ifndef NORM_DIFF_H
 #define NORM_DIFF_H
@@ -31,6 +33,8 @@ enum { NORM_VERSION_FIRST = 0, NORM_VERSION_LAST = 4, NORM_VERSION_BEST = 3 };
 /* ---- CPU (norm_diff_cpu.c) ------------------------------------------------------------------------------------ */
 /* Returns ‖a − b‖₂ accumulated in double. */
 double norm_diff_cpu(norm_dtype dtype, const void *a, const void *b, int64_t n);
+/* Σ (a − b)², accumulated in double: the norm before its square root. */
+double norm_diff_sum_squares_cpu(norm_dtype dtype, const void *a, const void *b, int64_t n);
 /* grad_a[i] = g·(a[i] − b[i])/norm, or 0 when norm == 0 (what torch.norm's gradient gives there). */
 void norm_diff_backward_cpu(norm_dtype dtype, double g, double norm, const void *a, const void *b, void *grad_a,
                             int64_t n);
@@ -44,6 +48,12 @@ size_t norm_diff_workspace_bytes(int version, norm_dtype dtype, int64_t n);
  * a version outside NORM_VERSION_FIRST..NORM_VERSION_LAST or a workspace that is too small. */
 cudaError_t norm_diff_cuda(int version, norm_dtype dtype, const void *a, const void *b, int64_t n, void *out,
                            void *workspace, size_t workspace_bytes, cudaStream_t stream);
+
+/* *sum_squares (one double in device memory) = Σ (a − b)², by the best rung (NORM_VERSION_BEST) with its final
+ * square root left out; the workspace is norm_diff_workspace_bytes(NORM_VERSION_BEST, dtype, n). Sums of several
+ * pieces of a and b add up to the sum of the whole, so a norm split across devices takes one root at the end. */
+cudaError_t norm_diff_sum_squares_cuda(norm_dtype dtype, const void *a, const void *b, int64_t n, double *sum_squares,
+                                       void *workspace, size_t workspace_bytes, cudaStream_t stream);
 
 /* grad_a = (*g)·(a − b)/(*norm), 0 where *norm == 0; g and norm are one element of `dtype` in device memory. */
 cudaError_t norm_diff_backward_cuda(norm_dtype dtype, const void *g, const void *norm, const void *a, const void *b,

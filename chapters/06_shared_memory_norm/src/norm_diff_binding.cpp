@@ -2,6 +2,7 @@
 //
 //   norm_diff::norm_diff(Tensor a, Tensor b, int version=3) -> Tensor            a 0-dim tensor of a's dtype
 //   norm_diff::norm_diff_backward(Tensor grad, Tensor a, Tensor b, Tensor norm) -> Tensor   grad_a
+//   norm_diff::norm_diff_sum_squares(Tensor a, Tensor b) -> Tensor   Σ (a − b)², a 0-dim float64 tensor
 //
 // The dispatcher picks the CPU or the CUDA function from the tensors' device. Python (norm_diff/ops.py) checks the
 // inputs first and registers autograd and fake implementations; the TORCH_CHECKs here guard direct callers.
@@ -90,6 +91,31 @@ at::Tensor norm_diff_cuda_impl(const at::Tensor &a_in, const at::Tensor &b_in, i
     return out;
 }
 
+// Σ (a − b)² before the root, kept in double (the dtype every rung combines partials in): chapter 08 adds these
+// sums across GPUs, and rounding each to a's dtype first would lose what the double accumulation kept.
+at::Tensor norm_diff_sum_squares_cpu_impl(const at::Tensor &a_in, const at::Tensor &b_in) {
+    check_pair(a_in, b_in, NORM_VERSION_BEST);
+    const norm_dtype dtype = to_norm_dtype(a_in.scalar_type());
+    const at::Tensor a = a_in.contiguous(), b = b_in.contiguous();
+    const double sum = norm_diff_sum_squares_cpu(dtype, a.const_data_ptr(), b.const_data_ptr(), a.numel());
+    return at::scalar_tensor(sum, a.options().dtype(at::kDouble));
+}
+
+at::Tensor norm_diff_sum_squares_cuda_impl(const at::Tensor &a_in, const at::Tensor &b_in) {
+    check_pair(a_in, b_in, NORM_VERSION_BEST);
+    const norm_dtype dtype = to_norm_dtype(a_in.scalar_type());
+    const c10::cuda::CUDAGuard guard(a_in.device());
+    const at::Tensor a = a_in.contiguous(), b = b_in.contiguous();
+    at::Tensor out = at::empty({}, a.options().dtype(at::kDouble));
+    const size_t workspace_bytes = norm_diff_workspace_bytes(NORM_VERSION_BEST, dtype, a.numel());
+    at::Tensor workspace = at::empty({(int64_t)workspace_bytes}, a.options().dtype(at::kByte));
+    const cudaError_t err = norm_diff_sum_squares_cuda(dtype, a.const_data_ptr(), b.const_data_ptr(), a.numel(),
+                                                       out.mutable_data_ptr<double>(), workspace.mutable_data_ptr(),
+                                                       workspace_bytes, c10::cuda::getCurrentCUDAStream());
+    COURSE_CHECK_LAUNCH(err);
+    return out;
+}
+
 void check_backward(const at::Tensor &grad, const at::Tensor &a, const at::Tensor &b, const at::Tensor &norm) {
     check_pair(a, b, NORM_VERSION_BEST);
     TORCH_CHECK(grad.numel() == 1 && norm.numel() == 1, "grad and norm must hold one element each");
@@ -128,16 +154,19 @@ at::Tensor norm_diff_backward_cuda_impl(const at::Tensor &grad_in, const at::Ten
 NORM_TORCH_LIBRARY(NORM_DIFF_NS, m) {
     m.def("norm_diff(Tensor a, Tensor b, int version=3) -> Tensor");
     m.def("norm_diff_backward(Tensor grad, Tensor a, Tensor b, Tensor norm) -> Tensor");
+    m.def("norm_diff_sum_squares(Tensor a, Tensor b) -> Tensor");
 }
 
 NORM_TORCH_LIBRARY_IMPL(NORM_DIFF_NS, CPU, m) {
     m.impl("norm_diff", &norm_diff_cpu_impl);
     m.impl("norm_diff_backward", &norm_diff_backward_cpu_impl);
+    m.impl("norm_diff_sum_squares", &norm_diff_sum_squares_cpu_impl);
 }
 
 NORM_TORCH_LIBRARY_IMPL(NORM_DIFF_NS, CUDA, m) {
     m.impl("norm_diff", &norm_diff_cuda_impl);
     m.impl("norm_diff_backward", &norm_diff_backward_cuda_impl);
+    m.impl("norm_diff_sum_squares", &norm_diff_sum_squares_cuda_impl);
 }
 
 COURSE_PYTHON_MODULE()

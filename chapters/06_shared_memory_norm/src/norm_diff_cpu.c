@@ -88,13 +88,17 @@ static void store(norm_dtype dtype, void *p, int64_t i, double value) {
     }
 }
 
-double norm_diff_cpu(norm_dtype dtype, const void *a, const void *b, int64_t n) {
+double norm_diff_sum_squares_cpu(norm_dtype dtype, const void *a, const void *b, int64_t n) {
     double sum = 0.0;
     for (int64_t i = 0; i < n; i++) {
         const double d = load(dtype, a, i) - load(dtype, b, i);
         sum += d * d;
     }
-    return sqrt(sum);
+    return sum;
+}
+
+double norm_diff_cpu(norm_dtype dtype, const void *a, const void *b, int64_t n) {
+    return sqrt(norm_diff_sum_squares_cpu(dtype, a, b, n));
 }
 
 void norm_diff_backward_cpu(norm_dtype dtype, double g, double norm, const void *a, const void *b, void *grad_a,

@@ -19,6 +19,9 @@
  *           fixed order — the same result on every run.
  *   rung 4  what changed from 3: cub::BlockReduce replaces the hand-written block sum — the library way.
  *
+ * norm_diff_sum_squares_cuda runs rung 3 without its last step: it writes the sum of squares, in double, instead
+ * of its square root, so that the sums of pieces held by several GPUs can be added before one root (chapter 08).
+ *
  * Accumulation: each thread sums its own elements in fp32 (fp64 for double inputs) over runs of a few hundred
  * elements; those per-thread partials are combined in double. The result is written in the input's dtype.
  * Launchers return the launch's cudaError_t; the binding turns it into a Python exception.
@@ -162,9 +165,10 @@ struct BlockSum<true> {
     }
 };
 
-template <typename T, bool kUseCub>
+/* Out is T for the norm (kRoot: the square root of the total), or double for the bare sum of squares. */
+template <typename T, bool kUseCub, bool kRoot = true, typename Out = T>
 __global__ void __launch_bounds__(kThreads)
-    norm_single_pass(const T *__restrict__ a, const T *__restrict__ b, int64_t n, T *out, double *partials,
+    norm_single_pass(const T *__restrict__ a, const T *__restrict__ b, int64_t n, Out *out, double *partials,
                      unsigned int *blocks_done) {
     using acc_t = course::acc_t<T>;
     using Sum = BlockSum<kUseCub>;
@@ -217,7 +221,7 @@ __global__ void __launch_bounds__(kThreads)
     double sum = 0;
     for (int i = threadIdx.x; i < (int)gridDim.x; i += blockDim.x) sum += __ldcg(&partials[i]); /* from L2 */
     const double total = Sum::sum(sum, storage);
-    if (threadIdx.x == 0) store(out, sqrt(total));
+    if (threadIdx.x == 0) store(out, kRoot ? sqrt(total) : total);
 }
 
 /* ---- the backward: grad_a = g·(a − b)/‖a − b‖ ------------------------------------------------------------------ */
@@ -315,6 +319,19 @@ cudaError_t launch(int version, const T *a, const T *b, int64_t n, T *out, void 
 }
 
 template <typename T>
+cudaError_t launch_sum_squares(const T *a, const T *b, int64_t n, double *sum_squares, void *workspace,
+                               size_t workspace_size, cudaStream_t stream) {
+    const int blocks = grid_size(NORM_VERSION_BEST, n, sizeof(T));
+    if (workspace_size < workspace_bytes(NORM_VERSION_BEST, n, sizeof(T))) return cudaErrorInvalidValue;
+    double *partials = static_cast<double *>(workspace);
+    unsigned int *blocks_done = reinterpret_cast<unsigned int *>(partials + blocks);
+    CUDA_RETURN_IF_ERROR(cudaMemsetAsync(blocks_done, 0, sizeof(unsigned int), stream));
+    norm_single_pass<T, false, false, double>
+        <<<blocks, kThreads, 0, stream>>>(a, b, n, sum_squares, partials, blocks_done);
+    return cudaGetLastError();
+}
+
+template <typename T>
 cudaError_t launch_backward(const void *g, const void *norm, const void *a, const void *b, void *grad_a, int64_t n,
                             cudaStream_t stream) {
     if (n == 0) return cudaSuccess;
@@ -326,6 +343,23 @@ cudaError_t launch_backward(const void *g, const void *norm, const void *a, cons
     return cudaGetLastError();
 }
 
+/* Calls launch(T{}) with T the element type that `dtype` names: the one switch over dtypes. */
+template <typename Launch>
+cudaError_t with_element_type(norm_dtype dtype, Launch &&launch) {
+    switch (dtype) {
+        case NORM_F32:
+            return launch(float{});
+        case NORM_F64:
+            return launch(double{});
+        case NORM_F16:
+            return launch(__half{});
+        case NORM_BF16:
+            return launch(__nv_bfloat16{});
+        default:
+            return cudaErrorInvalidValue;
+    }
+}
+
 }  // namespace
 
 extern "C" size_t norm_diff_workspace_bytes(int version, norm_dtype dtype, int64_t n) {
@@ -334,36 +368,26 @@ extern "C" size_t norm_diff_workspace_bytes(int version, norm_dtype dtype, int64
 
 extern "C" cudaError_t norm_diff_cuda(int version, norm_dtype dtype, const void *a, const void *b, int64_t n, void *out,
                                       void *workspace, size_t workspace_size, cudaStream_t stream) {
-    switch (dtype) {
-        case NORM_F32:
-            return launch(version, static_cast<const float *>(a), static_cast<const float *>(b), n,
-                          static_cast<float *>(out), workspace, workspace_size, stream);
-        case NORM_F64:
-            return launch(version, static_cast<const double *>(a), static_cast<const double *>(b), n,
-                          static_cast<double *>(out), workspace, workspace_size, stream);
-        case NORM_F16:
-            return launch(version, static_cast<const __half *>(a), static_cast<const __half *>(b), n,
-                          static_cast<__half *>(out), workspace, workspace_size, stream);
-        case NORM_BF16:
-            return launch(version, static_cast<const __nv_bfloat16 *>(a), static_cast<const __nv_bfloat16 *>(b), n,
-                          static_cast<__nv_bfloat16 *>(out), workspace, workspace_size, stream);
-        default:
-            return cudaErrorInvalidValue;
-    }
+    return with_element_type(dtype, [&](auto zero) {
+        using T = decltype(zero);
+        return launch(version, static_cast<const T *>(a), static_cast<const T *>(b), n, static_cast<T *>(out),
+                      workspace, workspace_size, stream);
+    });
+}
+
+extern "C" cudaError_t norm_diff_sum_squares_cuda(norm_dtype dtype, const void *a, const void *b, int64_t n,
+                                                  double *sum_squares, void *workspace, size_t workspace_size,
+                                                  cudaStream_t stream) {
+    return with_element_type(dtype, [&](auto zero) {
+        using T = decltype(zero);
+        return launch_sum_squares(static_cast<const T *>(a), static_cast<const T *>(b), n, sum_squares, workspace,
+                                  workspace_size, stream);
+    });
 }
 
 extern "C" cudaError_t norm_diff_backward_cuda(norm_dtype dtype, const void *g, const void *norm, const void *a,
                                                const void *b, void *grad_a, int64_t n, cudaStream_t stream) {
-    switch (dtype) {
-        case NORM_F32:
-            return launch_backward<float>(g, norm, a, b, grad_a, n, stream);
-        case NORM_F64:
-            return launch_backward<double>(g, norm, a, b, grad_a, n, stream);
-        case NORM_F16:
-            return launch_backward<__half>(g, norm, a, b, grad_a, n, stream);
-        case NORM_BF16:
-            return launch_backward<__nv_bfloat16>(g, norm, a, b, grad_a, n, stream);
-        default:
-            return cudaErrorInvalidValue;
-    }
+    return with_element_type(dtype, [&](auto zero) {
+        return launch_backward<decltype(zero)>(g, norm, a, b, grad_a, n, stream);
+    });
 }
