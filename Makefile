@@ -56,8 +56,9 @@ build: python
 	@$(MAKE) --no-print-directory $(addprefix build-,$(CHAPTERS))
 build-%:
 	@$(MAKE) --no-print-directory -C chapters/$* build
-# A chapter that builds on another's code says so in its Makefile (DEPENDS_ON := 01_c_extension).
-$(foreach c,$(ALL_CHAPTERS),$(eval build-$(c): $(addprefix build-,$(shell sed -n 's/^DEPENDS_ON *:= *//p' chapters/$(c)/Makefile))))
+# A chapter that builds on another's code says so in its Makefile (DEPENDS_ON := 01_c_extension for C code,
+# IMPORTS_CHAPTERS := ... for Python packages).
+$(foreach c,$(ALL_CHAPTERS),$(eval build-$(c): $(addprefix build-,$(shell sed -nE 's/^(DEPENDS_ON|IMPORTS_CHAPTERS) *:= *//p' chapters/$(c)/Makefile))))
 
 run: python
 	@set -e; for c in $(CHAPTERS); do \

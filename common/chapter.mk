@@ -56,6 +56,20 @@ endif
 
 build: | python
 
+# A chapter whose Python imports other chapters' packages names them in IMPORTS_CHAPTERS (the top-level `make build`
+# orders the chapters by it, as by DEPENDS_ON for C code); its build builds theirs first, always the reference
+# (EXERCISE=0): only this chapter's own files are the student's.
+ifdef IMPORTS_CHAPTERS
+build: $(addprefix build-chapter-,$(IMPORTS_CHAPTERS))
+build-chapter-%:
+	@$(MAKE) --no-print-directory -C ../$* build EXERCISE=0
+endif
+
+# `make bench` copies its tables and plots to results/<machine>/ where the chapter sets BENCH_ARGS to do so; the
+# machine is the GPU's model (h100, h200, ...) or cpu.
+RESULTS_MACHINE = $(or $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 \
+                    | grep -oE '[A-Z][0-9]{2,}' | head -n 1 | tr A-Z a-z),cpu)
+
 run: build
 	$(PYTHON) -m $(PACKAGE)
 
