@@ -387,7 +387,6 @@ extern "C" cudaError_t norm_diff_sum_squares_cuda(norm_dtype dtype, const void *
 
 extern "C" cudaError_t norm_diff_backward_cuda(norm_dtype dtype, const void *g, const void *norm, const void *a,
                                                const void *b, void *grad_a, int64_t n, cudaStream_t stream) {
-    return with_element_type(dtype, [&](auto zero) {
-        return launch_backward<decltype(zero)>(g, norm, a, b, grad_a, n, stream);
-    });
+    return with_element_type(
+        dtype, [&](auto zero) { return launch_backward<decltype(zero)>(g, norm, a, b, grad_a, n, stream); });
 }
