@@ -168,3 +168,20 @@ def jit_load(name: str, sources: list[str | Path], *, cuda: bool | None = None, 
         verbose=verbose,
         **kwargs,
     )
+
+
+def import_reference_chapter(chapter: str, package: str):
+    """Another chapter's package, imported from its folder and always as its reference build: under EXERCISE=1 only
+    the importing chapter's own files are the student's (IMPORTS_CHAPTERS in its Makefile builds the others)."""
+    from course.notebook import use_chapter
+
+    use_chapter(chapter, build=False)
+    saved = os.environ.get("EXERCISE")
+    os.environ["EXERCISE"] = "0"
+    try:
+        return importlib.import_module(package)
+    finally:
+        if saved is None:
+            del os.environ["EXERCISE"]
+        else:
+            os.environ["EXERCISE"] = saved

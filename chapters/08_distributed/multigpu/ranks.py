@@ -1,0 +1,128 @@
+"""Run a function on several ranks at once, each a fresh process in one process group, and collect the results.
+
+For tests and the notebook, where torchrun (a command) is not at hand. It is PyTorch's own launcher,
+torch.multiprocessing.start_processes, plus what a test needs:
+
+    results = run_ranks(fn, world_size=2, backend="gloo", args=(n,))   # [fn(0, 2, n), fn(1, 2, n)]
+
+- the ranks meet through a file (a FileStore in a fresh temp folder), so no port is chosen and none is left taken;
+- the process group has a timeout, so a collective that a rank never joins raises an error instead of hanging;
+- a rank that raises ends the run: start_processes stops the other ranks, and RanksFailed carries the error of
+  every rank that failed (one rank's failure often makes others fail too: the first error is the cause);
+- a deadline for the whole run: past it, every rank still running is killed and TimeoutError is raised.
+No rank outlives run_ranks, whatever happened. A world of one rank needs no other process: it runs in this one,
+in a group of its own that is destroyed afterwards (the same code path, minus the spawning).
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch.multiprocessing.spawn import ProcessException
+
+
+class RanksTimedOut(TimeoutError):
+    pass
+
+
+class RanksFailed(RuntimeError):
+    """One or more ranks raised; the message holds each failed rank's error, in the order they happened."""
+
+
+def _rank_main(rank, fn, world_size, backend, folder, timeout_s, env, args):
+    os.environ.update(env)
+    dist.set_debug_level_from_env()  # torch read TORCH_DISTRIBUTED_DEBUG when it was imported, before env was set
+    _init_group(rank, world_size, backend, folder, timeout_s)
+    try:
+        result = fn(rank, world_size, *args)
+        torch.save(result, Path(folder) / f"result-{rank}.pt")
+    except BaseException as error:
+        # written before the process ends, so the parent can report it even if another rank is noticed first
+        summary = "".join(traceback.format_exception_only(error)).strip()
+        trace = "".join(traceback.format_exception(error)).strip()
+        (Path(folder) / f"error-{rank}.txt").write_text(f"{time.time():.6f}\n{summary}\n\n{trace}")
+        raise
+    finally:
+        dist.destroy_process_group()
+
+
+def _init_group(rank, world_size, backend, folder, timeout_s):
+    device_id = None
+    if backend == "nccl":
+        torch.cuda.set_device(rank)  # one GPU per rank, before NCCL makes its communicator
+        device_id = torch.device("cuda", rank)
+    dist.init_process_group(
+        backend,
+        init_method=f"file://{folder}/store",
+        rank=rank,
+        world_size=world_size,
+        timeout=datetime.timedelta(seconds=timeout_s),
+        device_id=device_id,
+    )
+
+
+def run_ranks(
+    fn: Callable,
+    world_size: int = 2,
+    backend: str = "gloo",
+    *,
+    args: tuple = (),
+    collective_timeout_s: float = 30.0,
+    deadline_s: float = 120.0,
+    env: dict[str, str] | None = None,
+) -> list:
+    """fn(rank, world_size, *args) on world_size new processes inside one process group of `backend`; returns the
+    list of their return values (anything torch.save can write). fn must be importable by name (a module-level
+    function), since each rank is a fresh Python process. Raises RanksFailed with every failed rank's error if
+    one raises, RanksTimedOut past `deadline_s`."""
+    if backend == "nccl" and torch.cuda.device_count() < world_size:
+        raise RuntimeError(f"NCCL with {world_size} ranks needs {world_size} GPUs, {torch.cuda.device_count()} visible")
+    if world_size == 1 and not env and not dist.is_initialized():
+        with tempfile.TemporaryDirectory(prefix="multigpu-ranks-") as folder:
+            _init_group(0, 1, backend, folder, collective_timeout_s)
+            try:
+                return [fn(0, 1, *args)]
+            finally:
+                dist.destroy_process_group()
+    with tempfile.TemporaryDirectory(prefix="multigpu-ranks-") as folder:
+        context = mp.start_processes(
+            _rank_main,
+            args=(fn, world_size, backend, folder, collective_timeout_s, env or {}, args),
+            nprocs=world_size,
+            join=False,
+            start_method="spawn",
+        )
+        deadline = time.monotonic() + deadline_s
+        try:
+            while not context.join(timeout=0.2):  # True once all ended; raises as soon as one rank failed
+                if time.monotonic() > deadline:
+                    raise RanksTimedOut(f"the {world_size} ranks did not finish within {deadline_s:g} s")
+        except ProcessException as failure:
+            raise RanksFailed(_errors_of_ranks(folder) or str(failure)) from failure
+        finally:
+            for process in context.processes:  # after an error or the deadline: none is left running
+                if process.is_alive():
+                    process.kill()
+                process.join()
+        return [torch.load(Path(folder) / f"result-{rank}.pt", weights_only=False) for rank in range(world_size)]
+
+
+def _errors_of_ranks(folder: str) -> str:
+    """Each failed rank's error on a line, earliest first, then their tracebacks."""
+    errors = []
+    for path in Path(folder).glob("error-*.txt"):
+        when, summary, trace = path.read_text().split("\n", 2)
+        errors.append((float(when), path.stem.removeprefix("error-"), summary, trace))
+    errors.sort()
+    lines = [f"rank {rank} failed: {summary}" for _, rank, summary, _ in errors]
+    traces = [f"--- rank {rank} ---\n{trace.strip()}" for _, rank, _, trace in errors]
+    return "\n".join(lines + [""] + traces)

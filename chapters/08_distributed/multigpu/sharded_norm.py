@@ -1,0 +1,92 @@
+"""‖a − b‖₂ of tensors split across ranks: each rank holds a shard of a and of b; every rank gets the whole norm.
+
+    forward    s_r = Σ (a_r − b_r)²           chapter 06's best kernel on this rank's shard, stopped before its root,
+                                              kept in float64 (the type its partial sums are combined in)
+               S = all_reduce(s_r, SUM)       ONE collective, of one 8-byte number, whatever the shard sizes
+               ‖a − b‖ = sqrt(S)              rounded to the shards' dtype, the same on every rank
+    backward   grad a_r = g · (a_r − b_r) / ‖a − b‖ ,  grad b_r = −grad a_r
+               every term is on this rank already (the norm was saved in the forward): no second collective.
+
+The collective's size never depends on the shard: uneven shards and empty ones join the same all_reduce.
+An empty shard must still call it (pitfalls.py shows a rank that returns early, and what the others see).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import torch
+import torch.distributed as dist
+from course.build import exercise_or_reference
+
+from multigpu.chapters import norm_diff  # chapter 06's package
+
+
+def shard_of(tensor: torch.Tensor, rank: int, world_size: int) -> torch.Tensor:
+    """This rank's part of `tensor` flattened: world_size nearly equal pieces (torch.tensor_split), the first
+    numel % world_size of them one element longer. More ranks than elements leave some shards empty."""
+    if not 0 <= rank < world_size:
+        raise ValueError(f"rank must be in 0..{world_size - 1}, got {rank}")
+    return tensor.reshape(-1).tensor_split(world_size)[rank]
+
+
+def shard_gradient(grad_norm: torch.Tensor, a: torch.Tensor, b: torch.Tensor, norm: torch.Tensor) -> torch.Tensor:
+    """The gradient of ‖a − b‖ (the whole norm, already reduced) for this rank's shard of a:
+    grad_norm · (a − b) / norm, and 0 where norm is 0. Needs nothing from the other ranks. (The exercise.)"""
+    # chapter 06's backward kernel computes exactly this from a, b, the norm and the incoming gradient
+    return torch.ops.norm_diff.norm_diff_backward(grad_norm, a.contiguous(), b.contiguous(), norm)
+
+
+exercise_or_reference(sys.modules[__name__], "exercises/shard_gradient.py", ["shard_gradient"])
+
+
+class ShardedNormDiff(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a: torch.Tensor, b: torch.Tensor, group) -> torch.Tensor:
+        total = norm_diff.sum_squares_diff(a, b)  # this shard's Σ(a − b)², a 0-dim float64 tensor on a's device
+        dist.all_reduce(total, op=dist.ReduceOp.SUM, group=group)  # in place: now the sum over every shard
+        norm = total.sqrt().to(a.dtype)
+        ctx.save_for_backward(a, b, norm)
+        return norm
+
+    @staticmethod
+    def backward(ctx, grad_norm: torch.Tensor):
+        a, b, norm = ctx.saved_tensors
+        need_a, need_b, _ = ctx.needs_input_grad
+        grad_a = shard_gradient(grad_norm.to(a.dtype).reshape(()), a, b, norm).view_as(a)
+        return (grad_a if need_a else None), (-grad_a if need_b else None), None
+
+
+def check_shards(a: object, b: object, group=None) -> None:
+    """The checks a sharded op needs beyond chapter 06's: a process group, and a device its backend can reduce on."""
+    if not dist.is_available() or not dist.is_initialized():
+        raise RuntimeError(
+            "sharded_norm_diff needs torch.distributed: call torch.distributed.init_process_group first "
+            "(torchrun sets up what it needs), or use norm_diff for tensors on one device"
+        )
+    for name, tensor in (("a", a), ("b", b)):
+        if not isinstance(tensor, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
+        if tensor.dtype not in norm_diff.DTYPES:
+            raise TypeError(
+                f"{name} has dtype {tensor.dtype}, but only float32, float64, float16, bfloat16 are supported"
+            )
+    backend = dist.get_backend(group)
+    if backend == "nccl" and not a.is_cuda:
+        raise ValueError(
+            f"the process group's backend is NCCL, which reduces CUDA tensors only, but the shards are on {a.device}: "
+            "move them to this rank's GPU, or use a Gloo group for CPU tensors"
+        )
+    if a.is_cuda and a.device.index != torch.cuda.current_device():
+        raise ValueError(
+            f"the shards are on {a.device}, but this rank's current GPU is cuda:{torch.cuda.current_device()}: "
+            "call torch.cuda.set_device(local_rank) first, so that NCCL and the kernel use the same GPU"
+        )
+
+
+def sharded_norm_diff(a: torch.Tensor, b: torch.Tensor, group=None) -> torch.Tensor:
+    """‖a − b‖₂ over the WHOLE tensors whose shards this rank holds (a and b: this rank's shards, same shape, dtype
+    and device; any size, empty included). Every rank of `group` must call it, in the same order as its other
+    collectives. Returns a 0-dim tensor of the shards' dtype, equal on every rank; differentiable in a and b."""
+    check_shards(a, b, group)
+    return ShardedNormDiff.apply(a, b, group)
