@@ -5,6 +5,7 @@ its rendezvous on a free local port, gives each process RANK, LOCAL_RANK and WOR
 it stops the others and exits non-zero.
 """
 
+import os
 import subprocess
 import sys
 
@@ -23,7 +24,9 @@ def main(argv: list[str]) -> int:
     print(f"make run: {why}")
     print(f"  $ torchrun --standalone --nproc-per-node {processes} -m multigpu.demo --backend {backend}", flush=True)
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={processes}"]
-    return subprocess.call([*command, "-m", "multigpu.demo", "--backend", backend, *argv])
+    # one thread per process unless asked otherwise (torchrun would set it too, with a banner saying so)
+    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    return subprocess.call([*command, "-m", "multigpu.demo", "--backend", backend, *argv], env=env)
 
 
 if __name__ == "__main__":

@@ -19,26 +19,34 @@ def say(*text) -> None:
         print(*text, flush=True)
 
 
-def sharded_norm_part(device: torch.device, n: int) -> None:
-    rank, world = dist.get_rank(), dist.get_world_size()
+def sharded_norm_report(rank: int, world_size: int, n: int) -> dict:
+    """The sharded norm of n float32 elements and its gradient on this rank, against float64 on one device. A job for
+    torchrun (below) or multigpu.ranks.run_ranks (the notebook): every rank returns the same report."""
+    device = torch.device("cuda", torch.cuda.current_device()) if dist.get_backend() == "nccl" else torch.device("cpu")
     generator = torch.Generator().manual_seed(0)  # the same whole a and b on every rank; each keeps its shard
     a, b = torch.randn(n, generator=generator), torch.randn(n, generator=generator)
-    a_mine = shard_of(a, rank, world).to(device).requires_grad_()
-    b_mine = shard_of(b, rank, world).to(device)
+    a_mine = shard_of(a, rank, world_size).to(device).requires_grad_()
+    b_mine = shard_of(b, rank, world_size).to(device)
     norm = sharded_norm_diff(a_mine, b_mine)
     norm.backward()
 
-    sizes = [None] * world
+    sizes = [None] * world_size
     dist.all_gather_object(sizes, a_mine.numel())
-    expected = torch.linalg.vector_norm(a.double() - b.double())
-    grad_error = (a_mine.grad.cpu().double() - shard_of((a - b).double() / expected, rank, world)).abs().max()
-    worst = torch.tensor(grad_error.item(), device=device)
+    expected = torch.linalg.vector_norm(a.double() - b.double()).item()
+    exact_grad = shard_of((a - b).double() / expected, rank, world_size)
+    worst = torch.tensor((a_mine.grad.cpu().double() - exact_grad).abs().max().item(), device=device)
     dist.all_reduce(worst, op=dist.ReduceOp.MAX)
-    say(f"\n## ‖a − b‖₂ of {n:,} float32 elements, split over {world} rank{'s' if world > 1 else ''}")
-    say(f"shard sizes: {sizes}")
-    say(f"sharded_norm_diff: {norm.item():.6f}   (one all_reduce of one float64)")
-    say(f"float64, one device: {expected.item():.6f}   relative error {abs(norm.item() / expected.item() - 1):.1e}")
-    say(f"gradients, each rank its own slice, no second collective: largest error {worst.item():.1e}")
+    return {"n": n, "sizes": sizes, "norm": norm.item(), "expected": expected, "grad_error": worst.item()}
+
+
+def print_norm_report(report: dict) -> None:
+    world = len(report["sizes"])
+    print(f"\n## ‖a − b‖₂ of {report['n']:,} float32 elements, split over {world} rank{'s' if world > 1 else ''}")
+    print(f"shard sizes: {report['sizes']}")
+    print(f"sharded_norm_diff: {report['norm']:.6f}   (one all_reduce of one float64)")
+    relative = abs(report["norm"] / report["expected"] - 1)
+    print(f"float64, one device: {report['expected']:.6f}   relative error {relative:.1e}")
+    print(f"gradients, each rank its own slice, no second collective: largest error {report['grad_error']:.1e}")
 
 
 def ddp_part(device: torch.device) -> None:
@@ -80,7 +88,10 @@ def main() -> None:
         if args.fail_rank == dist.get_rank():
             raise RuntimeError(f"rank {args.fail_rank} fails on purpose (--fail-rank)")
         say(f"{dist.get_world_size()} processes, backend {dist.get_backend()}, rank 0 on {device}")
-        sharded_norm_part(device, args.n or (10_000_001 if device.type == "cuda" else 1_000_003))
+        n = args.n or (10_000_001 if device.type == "cuda" else 1_000_003)
+        report = sharded_norm_report(dist.get_rank(), dist.get_world_size(), n)
+        if dist.get_rank() == 0:
+            print_norm_report(report)
         ddp_part(device)
     finally:
         dist.destroy_process_group()

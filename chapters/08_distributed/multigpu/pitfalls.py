@@ -27,7 +27,7 @@ def pitfall_norm_skips_empty_shard(a: torch.Tensor, b: torch.Tensor) -> torch.Te
     return sharded_norm_diff(a, b)
 
 
-def pitfall_sum_different_lengths(rank: int) -> torch.Tensor:
+def pitfall_sum_different_lengths(rank: int, world_size: int) -> torch.Tensor:
     values = torch.ones(3 + rank)  # PITFALL: rank 0 sends 3 numbers, rank 1 sends 4
     dist.all_reduce(values)
     return values

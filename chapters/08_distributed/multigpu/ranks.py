@@ -22,6 +22,7 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -38,12 +39,31 @@ class RanksFailed(RuntimeError):
     """One or more ranks raised; the message holds each failed rank's error, in the order they happened."""
 
 
-def _rank_main(rank, fn, world_size, backend, folder, timeout_s, env, args):
+@dataclass
+class RankError:
+    """What a rank raised, returned in place of its result by run_ranks(..., catch=True)."""
+
+    error: str
+
+    def __str__(self) -> str:
+        return self.error
+
+
+def _call(fn, rank, world_size, args, catch: bool):
+    if not catch:
+        return fn(rank, world_size, *args)
+    try:
+        return fn(rank, world_size, *args)
+    except Exception as error:  # noqa: BLE001 - the caller asked for every rank's outcome, errors included
+        return RankError("".join(traceback.format_exception_only(error)).strip())
+
+
+def _rank_main(rank, fn, world_size, backend, folder, timeout_s, env, catch, args):
     os.environ.update(env)
     dist.set_debug_level_from_env()  # torch read TORCH_DISTRIBUTED_DEBUG when it was imported, before env was set
     _init_group(rank, world_size, backend, folder, timeout_s)
     try:
-        result = fn(rank, world_size, *args)
+        result = _call(fn, rank, world_size, args, catch)
         torch.save(result, Path(folder) / f"result-{rank}.pt")
     except BaseException as error:
         # written before the process ends, so the parent can report it even if another rank is noticed first
@@ -79,24 +99,26 @@ def run_ranks(
     collective_timeout_s: float = 30.0,
     deadline_s: float = 120.0,
     env: dict[str, str] | None = None,
+    catch: bool = False,
 ) -> list:
     """fn(rank, world_size, *args) on world_size new processes inside one process group of `backend`; returns the
     list of their return values (anything torch.save can write). fn must be importable by name (a module-level
     function), since each rank is a fresh Python process. Raises RanksFailed with every failed rank's error if
-    one raises, RanksTimedOut past `deadline_s`."""
+    one raises, RanksTimedOut past `deadline_s`. With catch=True a rank's exception is returned in place of its
+    result (a RankError), so that the caller sees what each rank saw: one rank's error next to another's answer."""
     if backend == "nccl" and torch.cuda.device_count() < world_size:
         raise RuntimeError(f"NCCL with {world_size} ranks needs {world_size} GPUs, {torch.cuda.device_count()} visible")
     if world_size == 1 and not env and not dist.is_initialized():
         with tempfile.TemporaryDirectory(prefix="multigpu-ranks-") as folder:
             _init_group(0, 1, backend, folder, collective_timeout_s)
             try:
-                return [fn(0, 1, *args)]
+                return [_call(fn, 0, 1, args, catch)]
             finally:
                 dist.destroy_process_group()
     with tempfile.TemporaryDirectory(prefix="multigpu-ranks-") as folder:
         context = mp.start_processes(
             _rank_main,
-            args=(fn, world_size, backend, folder, collective_timeout_s, env or {}, args),
+            args=(fn, world_size, backend, folder, collective_timeout_s, env or {}, catch, args),
             nprocs=world_size,
             join=False,
             start_method="spawn",

@@ -59,7 +59,7 @@ def skip_on_empty_shard(rank, world_size, busy_s=10.0):
 
 
 def sum_different_lengths(rank, world_size):
-    return pitfall_sum_different_lengths(rank)
+    return pitfall_sum_different_lengths(rank, world_size)
 
 
 def fail_on_rank_one(rank, world_size):
