@@ -228,7 +228,9 @@ def test_search_for_nvrtc_finds_chapter_05(browser, base_url):
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.name for c in CHAPTERS])
 def test_chapter_page_shows_its_code_and_plots(browser, base_url, chapter):
     readme = (chapter / "README.md").read_text()
-    fenced = len(re.findall(r"^```\s*[\w+-]*\s*$", readme, re.M)) // 2
+    languages = re.findall(r"^```[ \t]*([\w+-]*)[ \t]*\n.*?^```[ \t]*$", readme, re.M | re.S)
+    fenced = sum(1 for lang in languages if lang != "mermaid")  # a mermaid block is drawn, not shown as code
+    diagrams = languages.count("mermaid")
     pictures = re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", readme)
     page = open_page(browser)
     page.goto(base_url + chapter_page(chapter))
@@ -236,6 +238,9 @@ def test_chapter_page_shows_its_code_and_plots(browser, base_url, chapter):
     code_blocks = page.locator("article div.highlight pre").count()
     copy_buttons = page.locator("article button.copybtn").count()
     shown = page.eval_on_selector_all("article img", "els => els.filter(i => i.naturalWidth > 0).length")
+    if diagrams:
+        page.wait_for_selector(DRAWN, timeout=15_000)
+    drawn = page.locator(DRAWN).count()
     title = page.inner_text("article h1")
     if chapter == CHAPTERS[-1] or pictures:
         page.screenshot(path=SHOTS / f"chapter-{chapter.name}.png")
@@ -248,6 +253,7 @@ def test_chapter_page_shows_its_code_and_plots(browser, base_url, chapter):
     assert code_blocks >= fenced > 0, f"{fenced} code blocks in the README, {code_blocks} on the page"
     assert copy_buttons >= code_blocks
     assert shown >= len(pictures)
+    assert drawn == diagrams, f"{diagrams} Mermaid diagrams in the README, {drawn} drawn as SVG"
 
 
 def results_folders():
