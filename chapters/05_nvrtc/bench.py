@@ -116,6 +116,8 @@ def main() -> None:
     libcuda_launch.restype = ctypes.c_int
     libcuda_launch.argtypes = [ctypes.c_void_p] + [ctypes.c_uint] * 7 + [ctypes.c_void_p] * 3
     function_address = int(launcher.function)
+    from nvrtc_relu._c_launch import launch as c_launch
+
     calls = {
         "torch.relu": lambda: torch.relu(xs),
         "nvrtc_relu.relu": lambda: nvrtc_relu.relu(xs),
@@ -134,6 +136,10 @@ def main() -> None:
         ),
         "part: libcuda cuLaunchKernel through ctypes (all arguments prebuilt)": lambda: libcuda_launch(
             function_address, 1, 1, 1, ops.BLOCK, 1, 1, 0, handle, prebuilt_params, None
+        ),
+        # The launch the op makes (ops.c_launch): grid and arguments in C, then the same driver call
+        "part: C launch (_c_launch.launch: grid, arguments, cuLaunchKernel)": lambda: c_launch(
+            launcher.handle, handle, 32, 4, ops.BLOCK, ys.data_ptr(), xs.data_ptr(), 32
         ),
         "relu_forward via cuda.core launch()": lambda: nvrtc_relu.relu_forward_core(xs),
     }

@@ -51,13 +51,19 @@ static inline cudaError_t course_cuda_report(cudaError_t err, const char *call, 
 #define COURSE_CU_GET_ERROR_NAME cuGetErrorName
 #define COURSE_CU_GET_ERROR_STRING cuGetErrorString
 #endif
+/* The driver's name for res ("CUDA_ERROR_INVALID_VALUE"), for a message that goes elsewhere than stderr (a Python
+ * exception, say). */
+static inline const char *course_cu_error_name(CUresult res) {
+    const char *name = NULL;
+    if (COURSE_CU_GET_ERROR_NAME(res, &name) != CUDA_SUCCESS || name == NULL) name = "unknown CUresult";
+    return name;
+}
 static inline CUresult course_cu_report(CUresult res, const char *call, const char *file, int line) {
     if (res != CUDA_SUCCESS) {
-        const char *name = NULL, *message = NULL;
-        if (COURSE_CU_GET_ERROR_NAME(res, &name) != CUDA_SUCCESS) name = "unknown CUresult";
+        const char *message = NULL;
         if (COURSE_CU_GET_ERROR_STRING(res, &message) != CUDA_SUCCESS) message = "no description";
-        fprintf(stderr, "%s:%d: CUDA driver error %s (%d): %s\n    in: %s\n", file, line, name, (int)res, message,
-                call);
+        fprintf(stderr, "%s:%d: CUDA driver error %s (%d): %s\n    in: %s\n", file, line, course_cu_error_name(res),
+                (int)res, message, call);
     }
     return res;
 }

@@ -45,6 +45,7 @@
     X(cuModuleUnload)              \
     X(cuModuleGetFunction)         \
     X(cuFuncGetAttribute)          \
+    X(cuFuncGetParamInfo)          \
     X(cuMemAlloc)                  \
     X(cuMemFree)                   \
     X(cuMemcpyHtoD)                \

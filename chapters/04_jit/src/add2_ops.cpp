@@ -9,12 +9,18 @@
  *
  * Built ahead of time by setup.py (module add2._C); the Python wrappers and fake impls are in add2/ops.py.
  *
+ * The module add2._C also holds one Python function, call_add2(a, b): the op called from C++ through the dispatcher
+ * (autograd included), reached from Python through pybind11. torch.ops.add2.add2(a, b) reaches the same op through
+ * the dispatcher's generic Python entry, which matches the arguments against the schema and boxes them on every
+ * call: at small sizes, where the call is all there is, that costs as much as the kernel (chapter 07).
+ *
  * Autograd, two ways: add2's is registered here in C++ (Add2Backward below), add2_seed's and add2_capped's in Python
  * with torch.library.register_autograd (add2/ops.py). The Python one is shorter, but it runs a Python function on
  * every call, gradients or not; at n = 32, where the call is all there is, the benchmark shows what that costs.
  */
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/autograd/custom_function.h>
+#include <torch/csrc/utils/pybind.h>
 #include <torch/library.h>
 
 #include "add2_torch.h"
@@ -114,4 +120,14 @@ TORCH_LIBRARY_IMPL(add2, CPU, m) {
     m.impl("emulate_seed", &emulate_seed_cpu);
 }
 
-COURSE_PYTHON_MODULE()
+/* add2 from Python in one step: pybind11 turns the arguments into at::Tensor, and the typed handle calls the op
+ * through the dispatcher (from the top: autograd, then the CUDA kernel). The checks are check_inputs'. */
+at::Tensor call_add2(const at::Tensor &a, const at::Tensor &b) {
+    return add2_op().call(a, b);
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+    m.doc() = "Loads add2's ops into torch.ops.add2; call_add2 calls the add2 op from C++";
+    m.def("call_add2", &call_add2, "c = a + b through the dispatcher (the add2 op), called from C++",
+          pybind11::arg("a"), pybind11::arg("b"));
+}

@@ -137,3 +137,22 @@ def test_captures_into_a_cuda_graph(op):
     from course.graphs import check_capture
 
     check_capture(op, lambda: (torch.randn(10_007, device="cuda"), torch.randn(10_007, device="cuda")))
+
+
+@pytest.mark.gpu
+def test_the_common_case_goes_through_cpp_and_the_rest_through_the_op():
+    """add2.add2 calls _C.call_add2 for plain tensors (C++ checks, the op from C++); a failed C++ check falls back to
+    the Python checks, which name the problem, and torch.compile traces the op itself."""
+    a, b = torch.randn(1000, device="cuda"), torch.randn(1000, device="cuda")
+    torch.testing.assert_close(add2.ops._C.call_add2(a, b), a + b, rtol=0, atol=0)
+    with pytest.raises(RuntimeError, match="same shape"):  # the C++ check's message
+        add2.ops._C.call_add2(a, b[:10])
+    with pytest.raises(ValueError, match="same shape"):  # the public function's: Python names it
+        add2.add2(a, b[:10])
+    x = a.clone().requires_grad_()
+    add2.add2(x, b).sum().backward()  # through C++, autograd is the dispatcher's: Add2Backward is recorded
+    torch.testing.assert_close(x.grad, torch.ones_like(a))
+
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda p, q: add2.add2(p * 2, q), fullgraph=True)  # no graph break at the pybind call
+    torch.testing.assert_close(compiled(a, b), a * 2 + b)

@@ -49,6 +49,8 @@ class Launcher:
 
     def __init__(self, function, name: str):
         self.function = function  # a cuda.bindings.driver.CUfunction
+        # the same handle as a plain integer, for the launch from C (ops.c_launch); 0 for a plan without a kernel
+        self.handle = 0 if function is None else int(function)
         self.name = name
         self.items_per_thread = ITEMS_PER_THREAD[name]
         self.format = ARGUMENT_FORMATS[name]

@@ -208,3 +208,70 @@ def test_forward_and_backward_capture_into_a_cuda_graph():
     check_capture(
         nvrtc_relu.relu_backward, lambda: (torch.randn(10_007, device="cuda"), torch.randn(10_007, device="cuda"))
     )
+
+
+# ---- the launch from C (src/launch_module.c) --------------------------------------------------------------------
+def test_the_c_launcher_is_built_and_used():
+    """`make build` compiles nvrtc_relu._c_launch; the op launches through it (the student's Python launcher under
+    EXERCISE=1)."""
+    from course.build import exercise_mode
+    from nvrtc_relu import ops
+
+    assert (ops.c_launch is None) == exercise_mode()
+
+
+def test_the_c_launcher_checks_its_arguments():
+    from nvrtc_relu import _c_launch
+
+    with pytest.raises(TypeError, match="takes 5 to 13 arguments"):
+        _c_launch.launch(1, 0, 8)
+    with pytest.raises(TypeError):
+        _c_launch.launch(1, 0, 8, 4, 256, "not a pointer")
+    with pytest.raises(ValueError, match="null CUfunction"):
+        _c_launch.launch(0, 0, 8, 4, 256, 1, 2, 8)
+    with pytest.raises(ValueError, match="1 <= block <= 1024"):
+        _c_launch.launch(1, 0, 8, 4, 2048, 1, 2, 8)
+    _c_launch.launch(1, 0, 0, 4, 256, 1, 2, 0)  # n == 0: nothing to launch, nothing reaches the driver
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("n", [1, 5, 4097, 1_000_003])
+def test_c_and_python_launches_agree(n):
+    from nvrtc_relu import ops
+
+    x = _input(n)
+    launcher = ops.kernels(x.get_device())["relu_forward"]
+    by_python = torch.full_like(x, float("nan"))
+    by_c = torch.full_like(x, float("nan"))
+    stream = ops.current_stream_handle(x.get_device())
+    launcher(stream, n, ops.BLOCK, by_python.data_ptr(), x.data_ptr(), n)
+    from nvrtc_relu import _c_launch
+
+    _c_launch.launch(launcher.handle, stream, n, launcher.items_per_thread, ops.BLOCK, by_c.data_ptr(), x.data_ptr(), n)
+    assert torch.equal(by_c.nan_to_num(1.5), by_python.nan_to_num(1.5))
+    torch.testing.assert_close(by_c, torch.relu(x), equal_nan=True, rtol=0, atol=0)
+
+
+@pytest.mark.gpu
+def test_c_launcher_refuses_the_wrong_number_of_arguments():
+    """cuLaunchKernel reads as many argument pointers as the kernel declares, whatever it is given: too few would
+    make it read past the array. The C launcher asks the driver for the count first."""
+    from nvrtc_relu import _c_launch, ops
+
+    x = _input(8)
+    y = torch.empty_like(x)
+    launcher = ops.kernels(x.get_device())["relu_forward"]
+    with pytest.raises(ValueError, match="the kernel declares 3 parameters, but 2 arguments were given"):
+        _c_launch.launch(launcher.handle, 0, 8, 4, 256, y.data_ptr(), x.data_ptr())
+    with pytest.raises(ValueError, match="declares 3 parameters, but 4"):
+        _c_launch.launch(launcher.handle, 0, 8, 4, 256, y.data_ptr(), x.data_ptr(), 8, 8)
+
+
+def test_c_launcher_without_a_driver_says_so():
+    from course.gpu import gpu_available
+    from nvrtc_relu import _c_launch
+
+    if gpu_available():
+        pytest.skip("a driver is loaded here: the launcher's driver errors are the GPU tests' business")
+    with pytest.raises(RuntimeError, match="no NVIDIA driver"):
+        _c_launch.launch(1, 0, 8, 4, 256, 1, 2, 8)
