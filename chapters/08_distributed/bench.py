@@ -20,7 +20,6 @@ Also measured: all_reduce of 8 B … 256 MB (a scalar is latency-bound, a gradie
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import shutil
@@ -104,8 +103,11 @@ def time_shards(n_per_rank: int, device: torch.device, clock: Clock, calls: int)
 def time_messages(device: torch.device, clock: Clock, calls: int) -> dict[int, list[float]]:
     times = {}
     for size in MESSAGES:
-        buffer = torch.ones(size // 4, dtype=torch.float32, device=device) if size >= 4 else None
-        buffer = buffer if size > 8 else torch.ones((), dtype=torch.float64, device=device)
+        # 8 bytes: the sharded norm's one float64; larger sizes: float32 buffers, as DDP's gradient buckets
+        if size == 8:
+            buffer = torch.ones((), dtype=torch.float64, device=device)
+        else:
+            buffer = torch.ones(size // 4, device=device)
         for _ in range(3):
             dist.all_reduce(buffer)
         times[size] = [
@@ -115,14 +117,9 @@ def time_messages(device: torch.device, clock: Clock, calls: int) -> dict[int, l
 
 
 def worker(args) -> None:
-    local_rank = int(os.environ["LOCAL_RANK"])
-    device = torch.device("cpu")
-    if args.backend == "nccl":
-        torch.cuda.set_device(local_rank)
-        device = torch.device("cuda", local_rank)
-    dist.init_process_group(
-        args.backend, timeout=datetime.timedelta(seconds=120), device_id=device if device.type == "cuda" else None
-    )
+    from multigpu.ranks import init_group
+
+    device = init_group(args.backend, int(os.environ["LOCAL_RANK"]), timeout_s=120)
     try:
         world = dist.get_world_size()
         clock = Clock(device)

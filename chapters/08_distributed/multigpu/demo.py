@@ -4,13 +4,13 @@ torchrun --standalone --nproc-per-node 2 -m multigpu.demo --backend gloo
 """
 
 import argparse
-import datetime
 import os
 
 import torch
 import torch.distributed as dist
 
 from multigpu import shard_of, sharded_norm_diff
+from multigpu.ranks import init_group, rank_device
 from multigpu.training import TOLERANCE, train_ddp, train_single
 
 
@@ -22,7 +22,7 @@ def say(*text) -> None:
 def sharded_norm_report(rank: int, world_size: int, n: int) -> dict:
     """The sharded norm of n float32 elements and its gradient on this rank, against float64 on one device. A job for
     torchrun (below) or multigpu.ranks.run_ranks (the notebook): every rank returns the same report."""
-    device = torch.device("cuda", torch.cuda.current_device()) if dist.get_backend() == "nccl" else torch.device("cpu")
+    device = rank_device()
     generator = torch.Generator().manual_seed(0)  # the same whole a and b on every rank; each keeps its shard
     a, b = torch.randn(n, generator=generator), torch.randn(n, generator=generator)
     a_mine = shard_of(a, rank, world_size).to(device).requires_grad_()
@@ -75,15 +75,7 @@ def main() -> None:
     parser.add_argument("--fail-rank", type=int, default=None, help="this rank raises at the start (for the tests)")
     args = parser.parse_args()
 
-    local_rank = int(os.environ["LOCAL_RANK"])
-    device = torch.device("cpu")
-    if args.backend == "nccl":
-        torch.cuda.set_device(local_rank)  # before the group: NCCL binds each process to its GPU
-        device = torch.device("cuda", local_rank)
-    # A timeout, so that a rank that never joins a collective makes the others fail instead of hang
-    dist.init_process_group(
-        args.backend, timeout=datetime.timedelta(seconds=60), device_id=device if device.type == "cuda" else None
-    )
+    device = init_group(args.backend, int(os.environ["LOCAL_RANK"]), timeout_s=60)
     try:
         if args.fail_rank == dist.get_rank():
             raise RuntimeError(f"rank {args.fail_rank} fails on purpose (--fail-rank)")

@@ -12,6 +12,9 @@ torch.multiprocessing.start_processes, plus what a test needs:
 - a deadline for the whole run: past it, every rank still running is killed and TimeoutError is raised.
 No rank outlives run_ranks, whatever happened. A world of one rank needs no other process: it runs in this one,
 in a group of its own that is destroyed afterwards (the same code path, minus the spawning).
+
+Every process of the chapter joins its group through init_group (run_ranks' ranks, torchrun's in demo.py and
+bench.py), and asks rank_device() where its tensors go.
 """
 
 from __future__ import annotations
@@ -75,19 +78,28 @@ def _rank_main(rank, fn, world_size, backend, folder, timeout_s, env, catch, arg
         dist.destroy_process_group()
 
 
-def _init_group(rank, world_size, backend, folder, timeout_s):
+def init_group(backend: str, local_rank: int, timeout_s: float, **where) -> torch.device:
+    """Join a process group of `backend` whose collectives give up after timeout_s, so that a rank that never joins
+    one makes the others fail instead of hang. Under NCCL this process first takes GPU local_rank as its current
+    device (NCCL binds its communicator to it, and the kernels must run there too). `where`: init_process_group's
+    rendezvous arguments (none under torchrun, which sets them in the environment). Returns rank_device()."""
     device_id = None
     if backend == "nccl":
-        torch.cuda.set_device(rank)  # one GPU per rank, before NCCL makes its communicator
-        device_id = torch.device("cuda", rank)
-    dist.init_process_group(
-        backend,
-        init_method=f"file://{folder}/store",
-        rank=rank,
-        world_size=world_size,
-        timeout=datetime.timedelta(seconds=timeout_s),
-        device_id=device_id,
-    )
+        torch.cuda.set_device(local_rank)
+        device_id = torch.device("cuda", local_rank)
+    dist.init_process_group(backend, timeout=datetime.timedelta(seconds=timeout_s), device_id=device_id, **where)
+    return rank_device()
+
+
+def rank_device() -> torch.device:
+    """Where this rank's tensors go: its current GPU in an NCCL group, else the CPU."""
+    if dist.get_backend() == "nccl":
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
+def _init_group(rank, world_size, backend, folder, timeout_s):
+    init_group(backend, rank, timeout_s, init_method=f"file://{folder}/store", rank=rank, world_size=world_size)
 
 
 def run_ranks(

@@ -17,6 +17,7 @@ import sys
 
 import torch
 import torch.distributed as dist
+from course import check_tensor
 from course.build import exercise_or_reference
 
 from multigpu.chapters import norm_diff  # chapter 06's package
@@ -64,13 +65,8 @@ def check_shards(a: object, b: object, group=None) -> None:
             "sharded_norm_diff needs torch.distributed: call torch.distributed.init_process_group first "
             "(torchrun sets up what it needs), or use norm_diff for tensors on one device"
         )
-    for name, tensor in (("a", a), ("b", b)):
-        if not isinstance(tensor, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(tensor).__name__}")
-        if tensor.dtype not in norm_diff.DTYPES:
-            raise TypeError(
-                f"{name} has dtype {tensor.dtype}, but only float32, float64, float16, bfloat16 are supported"
-            )
+    check_tensor("a", a, dtypes=norm_diff.DTYPES)  # a tensor, before its device is asked below
+    check_tensor("b", b, dtypes=norm_diff.DTYPES)
     backend = dist.get_backend(group)
     if backend == "nccl" and not a.is_cuda:
         raise ValueError(

@@ -21,6 +21,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from multigpu.chapters import square_bias_cuda  # chapter 03's package
+from multigpu.ranks import rank_device
 
 FEATURES, HIDDEN = 8, 16
 # float32 sums in another order (per rank, then across ranks) differ in the last bits; a few SGD steps keep that
@@ -93,7 +94,7 @@ def train_ddp(rank: int, world_size: int, batch: int = 32, steps: int = 5, log_h
             f"the batch of {batch} does not split into {world_size} equal shares: DDP's average would "
             "weight the shares unequally and differ from one-process training"
         )
-    device = torch.device("cuda", torch.cuda.current_device()) if dist.get_backend() == "nccl" else torch.device("cpu")
+    device = rank_device()
     model = make_model(device)
     events: list[str] = []
     if log_hooks:

@@ -9,6 +9,7 @@ import torch
 import torch.distributed as dist
 from multigpu import shard_of, sharded_norm_diff
 from multigpu.pitfalls import pitfall_norm_skips_empty_shard, pitfall_sum_different_lengths
+from multigpu.ranks import rank_device
 
 
 def whole_inputs(n: int, dtype: torch.dtype, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
@@ -19,10 +20,6 @@ def whole_inputs(n: int, dtype: torch.dtype, seed: int = 0) -> tuple[torch.Tenso
     return a, b
 
 
-def device_of_rank() -> torch.device:
-    return torch.device("cuda", torch.cuda.current_device()) if dist.get_backend() == "nccl" else torch.device("cpu")
-
-
 def norm_and_grads(rank, world_size, n, dtype, sizes=None):
     """The sharded norm of a and b of n elements and its gradients for this rank's shards. `sizes` splits by hand
     (one length per rank, e.g. an empty shard); otherwise shard_of's near-equal split."""
@@ -31,7 +28,7 @@ def norm_and_grads(rank, world_size, n, dtype, sizes=None):
         a_mine, b_mine = shard_of(a, rank, world_size), shard_of(b, rank, world_size)
     else:
         a_mine, b_mine = a.split(sizes)[rank], b.split(sizes)[rank]
-    device = device_of_rank()
+    device = rank_device()
     a_mine = a_mine.to(device).requires_grad_()
     b_mine = b_mine.to(device).requires_grad_()
     norm = sharded_norm_diff(a_mine, b_mine)
