@@ -151,7 +151,8 @@ def _relu_forward_checked(x: torch.Tensor) -> torch.Tensor:
         launcher = (_default_modules.get(device) or kernels(device))["relu_forward"]
         driver.make_current(device)
         if c_launch is not None:
-            c_launch(launcher.handle, current_stream_handle(device), n, 4, BLOCK, y.data_ptr(), x.data_ptr(), n)
+            stream = current_stream_handle(device)
+            c_launch(launcher.handle, stream, n, launcher.items_per_thread, BLOCK, y.data_ptr(), x.data_ptr(), n)
         else:
             launcher(current_stream_handle(device), n, BLOCK, y.data_ptr(), x.data_ptr(), n)
     return y

@@ -111,7 +111,8 @@ static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_c_launch", "cuLaunchKernel from C (launch.c)", -1, methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__c_launch(void) {
-    /* The driver is loaded at the first launch (launch_elementwise): importing works on a machine without one. */
+    /* Load the driver now where there is one. Where there is none the module still imports, and launch() tries again
+     * and raises the loader's reason. */
     char why[512];
     (void)course_driver_load(why, sizeof why);
     return PyModule_Create(&module);
