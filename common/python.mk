@@ -31,6 +31,20 @@ endif
 export CUDA_HOME
 NVCC := $(if $(CUDA_HOME),$(CUDA_HOME)/bin/nvcc,nvcc)
 
+# The C++ compiler. An extension must use the C++ runtime the process already has (libstdc++.so.6, which torch
+# loads): a compiler that has only the static libstdc++.a copies a second runtime into every extension, and that
+# copy's locale is never set up, so the first number formatted into a stream (a TORCH_CHECK message with a size in
+# it) crashes the process. The course's GPU machine sets CXX=/opt/gcc/bin/g++, such a compiler; then the course uses
+# the `g++` on PATH instead, and says so (docs/troubleshooting.md: "Segmentation fault in a failing TORCH_CHECK").
+shared_cxx_runtime = $(filter /%,$(shell $(1) -print-file-name=libstdc++.so 2>/dev/null))
+ifneq ($(origin CXX),default)
+  ifeq ($(call shared_cxx_runtime,$(CXX)),)
+    $(info note: CXX=$(CXX) links libstdc++ statically into extensions; building with g++ from PATH instead)
+    override CXX := g++
+  endif
+endif
+export CXX
+
 # The GPU architecture to build for: the visible GPU's, or 9.0 (the course's H100) when there is none.
 ifndef TORCH_CUDA_ARCH_LIST
   TORCH_CUDA_ARCH_LIST := $(or $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1),9.0)

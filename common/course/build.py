@@ -7,10 +7,14 @@ A chapter's setup.py is a few lines:
 
 and its package imports the compiled module with `import_extension("square_bias")`.
 
-EXERCISE=1 (set by `EXERCISE=1 make test`) swaps each source for the student's copy in exercises/ when one
-exists, puts exercises/ first on the include path (for headers included with angle brackets), and names the
-module `_C_exercise` instead of `_C`, so the reference and the exercise builds live side by side and switching
-between them rebuilds nothing.
+Exercises, one rule in every chapter: under EXERCISE=1 (`EXERCISE=1 make test`) a file in the chapter's
+exercises/ folder replaces the reference's file of the same name. Each language's own lookup does the replacing:
+- a C or CUDA source in a build: chapter_source() here (setup.py), $(call chapter_source,...) in chapter.mk;
+- a header: exercises/ comes first on the include path, and the reference includes it as <name.h>;
+- a Python module of the chapter's package: exercises/ comes first on the package's __path__ (exercises_first(),
+  called in the package's __init__.py), so `import package.name` finds the student's name.py.
+The compiled module is named `_C_exercise` instead of `_C`, so the reference and the exercise builds live side by
+side and switching between them rebuilds nothing.
 """
 
 from __future__ import annotations
@@ -28,12 +32,30 @@ CXX_FLAGS = ["-O3", *WARNINGS]  # torch adds the C++ standard it was built with
 NVCC_FLAGS = ["-O3", "--use_fast_math", "-lineinfo", "-Xcompiler=-Wall,-Wextra"]
 
 
-def ensure_cuda_home() -> None:
-    """Outside make (a notebook, a plain `python`), point PyTorch at the real toolkit as common/python.mk does. On
-    some machines /usr/local/bin/nvcc is a wrapper, and PyTorch would then look for -lcudart under /usr/local."""
+def shared_cxx_runtime(compiler: str) -> bool:
+    """Whether `compiler` links extensions against the shared C++ runtime (libstdc++.so), the one torch loads."""
+    import subprocess
+
+    try:
+        found = subprocess.run([compiler, "-print-file-name=libstdc++.so"], capture_output=True, text=True).stdout
+    except OSError:
+        return False
+    return found.strip().startswith("/")
+
+
+def prepare_build_environment() -> None:
+    """Outside make (a notebook, a plain `python`), set up the environment as common/python.mk does:
+    - CUDA_HOME: on some machines /usr/local/bin/nvcc is a wrapper, and PyTorch would look for -lcudart under
+      /usr/local;
+    - CXX: a compiler with only the static libstdc++ gives each extension a second C++ runtime, whose first
+      formatted number crashes the process (docs/troubleshooting.md); then g++ from PATH builds instead."""
     toolkit = Path("/usr/local/cuda")
     if not os.environ.get("CUDA_HOME") and not os.environ.get("CUDA_PATH") and (toolkit / "bin" / "nvcc").exists():
         os.environ["CUDA_HOME"] = str(toolkit)
+    compiler = os.environ.get("CXX")
+    if compiler and not shared_cxx_runtime(compiler):
+        print(f"note: CXX={compiler} links libstdc++ statically into extensions; building with g++ from PATH instead")
+        os.environ["CXX"] = "g++"
 
 
 def exercise_mode() -> bool:
@@ -52,6 +74,16 @@ def chapter_source(path: str | Path, chapter_dir: str | Path = ".") -> str:
     if exercise_mode() and exercise.exists():
         return str(exercise)
     return str(Path(chapter_dir) / path)
+
+
+def exercises_first(package_path: list[str]) -> None:
+    """Under EXERCISE=1, put the chapter's exercises/ folder before the package's own on its __path__, so that
+    `import package.name` loads exercises/name.py where the student has one. Call it from the package's
+    __init__.py as `exercises_first(__path__)`, before the package imports its modules."""
+    if exercise_mode():
+        exercises = str(Path(package_path[0]).resolve().parent / "exercises")
+        if exercises not in package_path:
+            package_path.insert(0, exercises)
 
 
 def exercise_include_dirs(chapter_dir: str | Path = ".") -> list[str]:
@@ -135,6 +167,24 @@ def load_c_library(chapter_dir: str | Path, stem: str):
     return ctypes.CDLL(str(path))
 
 
+def builds_required() -> bool:
+    """True under `make gpu-check` and CI (COURSE_REQUIRE_BUILDS=1): there, a chapter whose build is missing is an
+    error. Elsewhere a benchmark may leave out what is not built, and says so."""
+    return os.environ.get("COURSE_REQUIRE_BUILDS") == "1"
+
+
+def import_if_built(module: str):
+    """The module, or None with a printed note when it cannot be imported (its chapter is not built); under
+    builds_required() the ImportError propagates. Only ImportError is caught: any other error is a real one."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as error:
+        if builds_required():
+            raise
+        print(f"note: {module} is left out: {error}")
+        return None
+
+
 def import_extension(package: str):
     """Import the chapter's compiled module, or explain how to build it."""
     name = f"{package}.{module_name()}"
@@ -153,7 +203,7 @@ def jit_load(name: str, sources: list[str | Path], *, cuda: bool | None = None, 
 
     The JIT builds in TORCH_EXTENSIONS_DIR (default ~/.cache/torch_extensions/<python>_<cuda>/<name>), runs ninja
     there, and reuses the result while the sources and flags hash the same."""
-    ensure_cuda_home()
+    prepare_build_environment()
     from torch.utils.cpp_extension import load
 
     sources = [str(s) for s in sources]

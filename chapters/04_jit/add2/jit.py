@@ -23,9 +23,9 @@ import os
 from pathlib import Path
 
 import torch
-from course.build import CXX_FLAGS, INCLUDE_DIR, NVCC_FLAGS, chapter_source, ensure_cuda_home, exercise_mode, jit_load
+from course.build import CXX_FLAGS, INCLUDE_DIR, NVCC_FLAGS, chapter_source, prepare_build_environment, exercise_mode, jit_load
 
-ensure_cuda_home()
+prepare_build_environment()
 
 CHAPTER_DIR = Path(__file__).resolve().parents[1]
 SRC_DIR = CHAPTER_DIR / "src"
