@@ -20,6 +20,13 @@ SANITIZE_PYTEST_ARGS ?= -m "gpu and not slow"
 export EXERCISE
 export PYTHONPATH := $(CURDIR):$(PYTHONPATH)
 
+# The exercise rule (common/course/build.py says it for Python and setup.py): under EXERCISE=1 a file in exercises/
+# replaces the reference's file of the same name. For what make compiles: $(call chapter_source,src/name.c) is
+# exercises/name.c when the student has one, and EXERCISE_INCLUDES puts exercises/ first on the include path (the
+# reference includes such headers as <name.h>).
+chapter_source = $(if $(and $(filter 1,$(EXERCISE)),$(wildcard exercises/$(notdir $(1)))),exercises/$(notdir $(1)),$(1))
+EXERCISE_INCLUDES := $(if $(filter 1,$(EXERCISE)),-Iexercises)
+
 .PHONY: build run test bench sanitize gpu-check clean python help
 .DEFAULT_GOAL := help
 
