@@ -6,6 +6,7 @@ missing (the GPU machine), its code cells run in order as one Python script, whi
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -45,6 +46,40 @@ def test_committed_outputs_are_present_and_fresh(notebook):
 
     found = problems(nbformat.read(notebook, as_version=4))
     assert not found, f"{notebook.name}: " + "; ".join(found) + " (run make notebooks / make notebooks-from-gpu)"
+
+
+# A path of the machine that ran a notebook: a Path's repr, or a folder under a home, temp or checkout root. Tool
+# locations that every CUDA machine shares (/usr/local/cuda) are information, not a machine's path.
+MACHINE_PATH = re.compile(r"PosixPath\(|(?<![\w.~-])/(?:work|home|root|tmp|opt|mnt|scratch|Users)/[\w.-]")
+
+
+def machine_paths(notebook) -> list[str]:
+    """Each output text of a notebook that shows a path of the machine it ran on, with its cell's index."""
+    found = []
+    for index, cell in enumerate(json.loads(notebook.read_text())["cells"]):
+        for output in cell.get("outputs", []):
+            text = json.dumps(output)
+            match = MACHINE_PATH.search(text)
+            if match:
+                found.append(f"cell {index}: ...{text[max(0, match.start() - 40) : match.end() + 40]}...")
+    return found
+
+
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_outputs_show_no_machine_paths(notebook):
+    """Students read the stored outputs: they must not show where the course sat on the machine that ran it."""
+    found = machine_paths(notebook)
+    assert not found, f"{notebook.name} shows a machine's paths: " + "; ".join(found)
+
+
+def test_a_machine_path_in_an_output_is_caught(tmp_path):
+    notebook = tmp_path / "nb.ipynb"
+    outputs = [{"output_type": "stream", "name": "stdout", "text": ["built in /home/ana/course/build\n"]}]
+    notebook.write_text(json.dumps({"cells": [{"cell_type": "code", "source": "", "outputs": outputs}]}))
+    assert machine_paths(notebook)
+    outputs[0]["text"] = ["nvcc 13.0 at /usr/local/cuda/bin/nvcc\n"]
+    notebook.write_text(json.dumps({"cells": [{"cell_type": "code", "source": "", "outputs": outputs}]}))
+    assert not machine_paths(notebook)
 
 
 def test_a_stale_or_unexecuted_cell_is_caught():
