@@ -79,3 +79,22 @@ def test_missing_nvcc_gets_a_clear_message():
     # -W setup.py makes the extension look out of date; the nvcc check stops the build before pip starts.
     assert result.returncode != 0
     assert "nvcc not found" in result.stdout and "export CUDA_HOME=" in result.stdout
+
+
+# Chapter 07's appendix measures what PyTorch's private shortcuts buy; it is the one place course code may use them.
+PRIVATE_API_APPENDIX = "chapters/07_performance/perf/appendix_private.py"
+
+
+def test_no_private_torch_api_outside_chapter_07s_appendix():
+    """Course code copied into a project must keep working on the next torch: public APIs only (docs/how-an-op-is-
+    built.md). Tests may poke at internals; code may not."""
+    offenders = []
+    for path in tracked_files():
+        if path == PRIVATE_API_APPENDIX or "/tests/" in path or path.startswith("tests/"):
+            continue
+        if path.endswith((".py", ".cpp", ".cu", ".h", ".cuh", ".ipynb")) and (ROOT / path).exists():
+            for number, line in enumerate((ROOT / path).read_text().splitlines(), 1):
+                if "torch._C" in line:
+                    offenders.append(f"{path}:{number}: {line.strip()}")
+    assert offenders == [], "torch._C outside chapter 07's appendix:\n" + "\n".join(offenders)
+    assert (ROOT / PRIVATE_API_APPENDIX).exists(), "chapter 07's appendix on private shortcuts is missing"

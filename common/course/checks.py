@@ -1,7 +1,9 @@
 """Input checks whose messages name the argument and the problem.
 
-Ops call these before handing tensors to compiled code, so bad input becomes a clear Python exception rather than
-a crash or a silently wrong result:
+Code with no C++ implementation of its own (an op written in Python, a fake implementation) calls these once,
+so bad input becomes a clear Python exception rather than a crash or a silently wrong result. An op's C++
+implementation checks with their twins in common/include/course_torch.h: the same messages, the same exception
+types (TypeError for a dtype, ValueError for a device, shape or size):
 
     check_tensor("x", x, dtypes=(torch.float32, torch.float64), device="cuda")
     check_same(x=x, b=b, attributes=("device", "dtype"))
@@ -47,39 +49,6 @@ def check_tensor(
     if contiguous and not value.is_contiguous():
         raise ValueError(f"{name} must be contiguous; call .contiguous() on it first")
     return value
-
-
-def same_plain_tensors(first: object, second: object, dtypes: frozenset) -> bool:
-    """The common case in one cheap test: two plain tensors (not subclasses) of one dtype from `dtypes`, on one
-    device, with one shape, both contiguous. An op that sees True can skip its full checks, which name the problem
-    when there is one but cost microseconds per call: as much as a small kernel (chapter 07, small sizes)."""
-    return (
-        type(first) is torch.Tensor
-        and type(second) is torch.Tensor
-        and first.dtype is second.dtype
-        and first.dtype in dtypes
-        and first.device == second.device
-        and first.shape == second.shape
-        and first.is_contiguous()
-        and second.is_contiguous()
-    )
-
-
-# The dispatcher's guard that skips the Autograd key (private; the fast path is skipped where a torch lacks it).
-_BELOW_AUTOGRAD = getattr(torch._C, "_AutoDispatchBelowAutograd", None)
-
-
-def call_below_autograd_if_no_grad(op, *tensors: torch.Tensor, extra: tuple = ()) -> torch.Tensor | None:
-    """op(*tensors, *extra) below the Autograd dispatch key when no gradient can be recorded (grad mode off, or no
-    tensor requires grad), else None. An op whose backward is registered in Python (torch.library.register_autograd)
-    otherwise calls into Python on EVERY call, just to find that there is nothing to record: microseconds, more
-    than a small kernel (chapter 07, small sizes). Not while torch.compile traces: it records the op itself."""
-    if _BELOW_AUTOGRAD is None or torch.compiler.is_compiling():
-        return None
-    if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
-        return None
-    with _BELOW_AUTOGRAD():
-        return op(*tensors, *extra)
 
 
 def check_same(*, attributes: Iterable[str] = ("device", "dtype", "shape"), **tensors: torch.Tensor) -> None:

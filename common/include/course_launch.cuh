@@ -22,6 +22,9 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
+#include <mutex>
+#include <vector>
+
 #include "course_check.h"
 #include "course_dtype.h"
 
@@ -54,15 +57,38 @@ cudaError_t with_element_type(course_dtype dtype, Launch &&launch) {
     return cudaErrorInvalidValue;
 }
 
-// The blocks of `kernel` that fill the current GPU once (its SM count x the blocks one SM holds at once).
+// The blocks of `kernel` that fill the current GPU once (its SM count x the blocks one SM holds at once). The answer
+// depends only on the kernel, the block and the device, so it is asked once and remembered: the occupancy API works
+// it out on the host each time, microseconds that a small launch would pay on every call.
 template <typename Kernel>
 cudaError_t blocks_per_wave(Kernel kernel, int threads, size_t shared_bytes, int64_t *blocks) {
-    int device = 0, sms = 0, per_sm = 0;
+    struct Known {
+        const void *kernel;
+        int device, threads;
+        size_t shared_bytes;
+        int64_t blocks;
+    };
+    static std::mutex lock;
+    static std::vector<Known> known;
+    int device = 0;
     CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
+    const void *key = reinterpret_cast<const void *>(kernel);
+    {
+        const std::lock_guard<std::mutex> guard(lock);
+        for (const Known &k : known) {
+            if (k.kernel == key && k.device == device && k.threads == threads && k.shared_bytes == shared_bytes) {
+                *blocks = k.blocks;
+                return cudaSuccess;
+            }
+        }
+    }
+    int sms = 0, per_sm = 0;
     CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, shared_bytes));
     if (per_sm < 1) return cudaErrorInvalidConfiguration;  // the block asks for more than one SM has
     *blocks = (int64_t)sms * per_sm;
+    const std::lock_guard<std::mutex> guard(lock);
+    known.push_back(Known{key, device, threads, shared_bytes, *blocks});
     return cudaSuccess;
 }
 

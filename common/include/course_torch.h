@@ -31,11 +31,18 @@
 #define COURSE_STRINGIFY_(x) #x
 #define COURSE_STRINGIFY(x) COURSE_STRINGIFY_(x)
 
-#define COURSE_PYTHON_MODULE()                                                                      \
-    extern "C" PyObject *COURSE_CAT(PyInit_, TORCH_EXTENSION_NAME)(void) {                          \
-        static PyModuleDef module = {PyModuleDef_HEAD_INIT, COURSE_STRINGIFY(TORCH_EXTENSION_NAME), \
-                                     "Loads this chapter's ops into torch.ops.", -1, nullptr};      \
-        return PyModule_Create(&module);                                                            \
+#define COURSE_PYTHON_MODULE()                                                   \
+    extern "C" PyObject *COURSE_CAT(PyInit_, TORCH_EXTENSION_NAME)(void) {       \
+        static PyModuleDef module = {PyModuleDef_HEAD_INIT,                      \
+                                     COURSE_STRINGIFY(TORCH_EXTENSION_NAME),     \
+                                     "Loads this chapter's ops into torch.ops.", \
+                                     -1,                                         \
+                                     nullptr,                                    \
+                                     nullptr,                                    \
+                                     nullptr,                                    \
+                                     nullptr,                                    \
+                                     nullptr};                                   \
+        return PyModule_Create(&module);                                         \
     }
 
 #define COURSE_CHECK_LAUNCH(call)                                                                                 \
@@ -80,8 +87,7 @@ inline void check_dtype(const char *name, const at::Tensor &t, std::initializer_
         if (t.scalar_type() == d) return;
     std::string allowed;
     for (const c10::ScalarType d : dtypes) allowed += (allowed.empty() ? "" : ", ") + dtype_name(d);
-    TORCH_CHECK_TYPE(false, name, " has dtype ", dtype_name(t.scalar_type()), ", but only ", allowed,
-                     " are supported");
+    TORCH_CHECK_TYPE(false, name, " has dtype ", dtype_name(t.scalar_type()), ", but only ", allowed, " are supported");
 }
 
 // `device`: a device type ("cuda" in the message) — any GPU of that type is accepted.
@@ -91,8 +97,7 @@ inline void check_device(const char *name, const at::Tensor &t, c10::DeviceType 
 }
 
 inline void check_ndim(const char *name, const at::Tensor &t, int64_t ndim) {
-    TORCH_CHECK_VALUE(t.dim() == ndim, name, " must have ", ndim, " dimensions, but has shape ",
-                      shape_text(t.sizes()));
+    TORCH_CHECK_VALUE(t.dim() == ndim, name, " must have ", ndim, " dimensions, but has shape ", shape_text(t.sizes()));
 }
 
 // The checks of course.checks.check_same, one attribute at a time.

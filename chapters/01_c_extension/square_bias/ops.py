@@ -1,7 +1,9 @@
-"""The Python side of the op: input checks, autograd, the fake implementation, and an nn.Module wrapper.
+"""The Python side of the op: autograd, the fake implementation, and an nn.Module wrapper.
 
 Importing this module loads the compiled extension, whose TORCH_LIBRARY block registers
-torch.ops.square_bias.square_bias and torch.ops.square_bias.square_bias_backward with the dispatcher.
+torch.ops.square_bias.square_bias and torch.ops.square_bias.square_bias_backward with the dispatcher. The inputs
+are checked once, in the C++ implementation (src/binding.cpp); check_inputs below says the same in Python for the
+fake implementation, which runs instead of the C++ code under torch.compile and for meta tensors.
 """
 
 from __future__ import annotations
@@ -17,17 +19,22 @@ DTYPES = (torch.float32, torch.float64)
 
 def square_bias(x: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """y = x*x + b. x: a float32/float64 CPU tensor of any shape; b: the same dtype, broadcastable to x's shape
-    (a scalar, a row, x's shape, ...). Differentiable in x and b; works under torch.compile."""
-    check_tensor("x", x, dtypes=DTYPES, device="cpu")
-    check_tensor("b", b, dtypes=DTYPES, device="cpu")
-    check_same(x=x, b=b, attributes=("dtype",))
-    check_broadcastable_to("b", b, "x", x)
+    (a scalar, a row, x's shape, ...). Differentiable in x and b; works under torch.compile. A wrong dtype raises
+    TypeError, a wrong device or shape ValueError (from the op's C++ checks)."""
     return torch.ops.square_bias.square_bias(x, b)
 
 
 def square_bias_backward(grad_y: torch.Tensor, x: torch.Tensor, b_shape) -> tuple[torch.Tensor, torch.Tensor]:
     """(2*x*grad_y, grad_y summed down to b_shape), computed in one pass by the C core."""
     return torch.ops.square_bias.square_bias_backward(grad_y, x, list(b_shape))
+
+
+def check_inputs(x: torch.Tensor, b: torch.Tensor) -> None:
+    """The op's input checks in Python, in the C++ order and with the same messages and exception types."""
+    check_tensor("x", x, dtypes=DTYPES, device="cpu")
+    check_tensor("b", b, dtypes=DTYPES, device="cpu")
+    check_same(x=x, b=b, attributes=("dtype",))
+    check_broadcastable_to("b", b, "x", x)
 
 
 # --- autograd: the way PyTorch recommends for custom ops ---------------------------------------------------------
@@ -52,7 +59,7 @@ torch.library.register_autograd("square_bias::square_bias", _backward, setup_con
 # --- fake ("meta") implementations: shapes and dtypes only, so torch.compile can trace without running C --------
 @torch.library.register_fake("square_bias::square_bias")
 def _square_bias_fake(x, b):
-    torch._check(x.dtype == b.dtype, lambda: "x and b must have the same dtype")
+    check_inputs(x, b)  # the C++ checks do not run here: the same ones in Python
     return x.new_empty(x.shape)  # the C++ side returns a contiguous tensor of x's shape
 
 
@@ -81,10 +88,6 @@ class _SquareBiasFunction(torch.autograd.Function):
 
 def square_bias_autograd_function(x: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """The same op through the seed-style autograd.Function (kept for the lesson and its test)."""
-    check_tensor("x", x, dtypes=DTYPES, device="cpu")
-    check_tensor("b", b, dtypes=DTYPES, device="cpu")
-    check_same(x=x, b=b, attributes=("dtype",))
-    check_broadcastable_to("b", b, "x", x)
     return _SquareBiasFunction.apply(x, b)
 
 

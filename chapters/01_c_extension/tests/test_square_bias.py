@@ -4,6 +4,7 @@ opcheck and torch.compile."""
 import pytest
 import torch
 from square_bias import SquareBias, square_bias, square_bias_autograd_function
+from square_bias.ops import check_inputs
 
 DTYPES = [torch.float32, torch.float64]
 
@@ -155,19 +156,33 @@ def test_module_learns_its_bias():
 
 
 # --- bad input: each gives a clear error naming the argument ----------------------------------------------------
+# The op checks its inputs once, in C++ (src/binding.cpp, course_torch.h): TypeError for a dtype, ValueError for a
+# device or a shape, with the messages of Python's course.checks. A value that is not a tensor never reaches our
+# code: the dispatcher refuses it when it matches the arguments against the schema (RuntimeError).
 @pytest.mark.parametrize(
     "x,b,error,message",
     [
-        ([1.0, 2.0], torch.zeros(()), TypeError, "x must be a torch.Tensor"),
-        (torch.zeros(2), 1.0, TypeError, "b must be a torch.Tensor"),
-        (torch.zeros(2, dtype=torch.int32), torch.zeros((), dtype=torch.int32), TypeError, "x has dtype int32"),
+        ([1.0, 2.0], torch.zeros(()), RuntimeError, "Expected a value of type 'Tensor' for argument 'x'"),
+        (torch.zeros(2), 1.0, RuntimeError, "Expected a value of type 'Tensor' for argument 'b'"),
+        (
+            torch.zeros(2, dtype=torch.int32),
+            torch.zeros((), dtype=torch.int32),
+            TypeError,
+            "x has dtype int32, but only float32, float64 are supported",
+        ),
         (torch.zeros(2, dtype=torch.float16), torch.zeros(()), TypeError, "x has dtype float16"),
         (torch.zeros(2), torch.zeros((), dtype=torch.bfloat16), TypeError, "b has dtype bfloat16"),
-        (torch.zeros(2), torch.zeros((), dtype=torch.float64), TypeError, "x and b must have the same dtype"),
+        (
+            torch.zeros(2),
+            torch.zeros((), dtype=torch.float64),
+            TypeError,
+            "x and b must have the same dtype, but x has float32 and b has float64",
+        ),
         (torch.zeros(2, 3), torch.zeros(2), ValueError, "b of shape (2,) cannot be broadcast to x's shape (2, 3)"),
         (torch.zeros(3), torch.zeros(2, 3), ValueError, "b of shape (2, 3) cannot be broadcast"),
-        (torch.zeros(2, device="meta"), torch.zeros(()), ValueError, "x must be on cpu"),
-        (torch.zeros(2), torch.zeros((), device="meta"), ValueError, "b must be on cpu"),
+        # meta tensors reach the fake implementation, which checks with course.checks: the same words
+        (torch.zeros(2, device="meta"), torch.zeros(()), ValueError, "x must be on cpu, but it is on meta"),
+        (torch.zeros(2), torch.zeros((), device="meta"), ValueError, "b must be on cpu, but it is on meta"),
     ],
     ids=[
         "x-list",
@@ -189,21 +204,32 @@ def test_bad_input(x, b, error, message):
 
 
 @pytest.mark.parametrize(
-    "x,b,message",
+    "x,b,error",
     [
-        (torch.zeros(2, dtype=torch.int64), torch.zeros((), dtype=torch.int64), "x has dtype Long"),
-        (torch.zeros(2), torch.zeros((), dtype=torch.float64), "x and b must have the same dtype"),
-        (torch.zeros(2, 3), torch.zeros(2), "b of shape [2] cannot be broadcast to x's shape [2, 3]"),
+        (torch.zeros(2, dtype=torch.int64), torch.zeros((), dtype=torch.int64), TypeError),
+        (torch.zeros(2), torch.zeros((), dtype=torch.float16), TypeError),
+        (torch.zeros(2), torch.zeros((), dtype=torch.float64), TypeError),
+        (torch.zeros(2, 3), torch.zeros(2), ValueError),
+        (torch.zeros(3), torch.zeros(1, 3, 1), ValueError),
     ],
-    ids=["int64", "mixed-dtypes", "shape"],
+    ids=["int64", "b-float16", "mixed-dtypes", "shape", "b-more-dims"],
 )
-def test_cpp_checks_guard_direct_calls(x, b, message):
-    # torch.ops.square_bias.square_bias skips the Python checks; the binding's TORCH_CHECKs still fire.
-    with pytest.raises(RuntimeError) as info:
+def test_cpp_and_python_checks_say_the_same(x, b, error):
+    """The C++ op (torch.ops..., no Python in between) and course.checks (check_inputs, which the fake
+    implementation runs) raise the same exception type with the same message."""
+    with pytest.raises(error) as from_cpp:
         torch.ops.square_bias.square_bias(x, b)
-    assert message in str(info.value)
+    with pytest.raises(error) as from_python:
+        check_inputs(x, b)
+    assert str(from_cpp.value) == str(from_python.value)
 
 
-def test_cpp_backward_checks_grad_shape():
-    with pytest.raises(RuntimeError, match="grad_y has shape"):
+def test_cpp_backward_checks():
+    with pytest.raises(
+        ValueError, match=r"grad_y and x must have the same shape, but grad_y has \(3,\) and x has \(2,\)"
+    ):
         torch.ops.square_bias.square_bias_backward(torch.zeros(3), torch.zeros(2), [])
+    with pytest.raises(ValueError, match=r"b of shape \(3,\) cannot be broadcast to x's shape \(2,\)"):
+        torch.ops.square_bias.square_bias_backward(torch.zeros(2), torch.zeros(2), [3])
+    with pytest.raises(TypeError, match="grad_y and x must have the same dtype"):
+        torch.ops.square_bias.square_bias_backward(torch.zeros(2, dtype=torch.float64), torch.zeros(2), [])

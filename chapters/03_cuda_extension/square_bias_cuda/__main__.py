@@ -7,10 +7,10 @@ from square_bias_cuda import ops, square_bias
 
 
 def main() -> None:
-    print("torch.ops.square_bias_cuda.square_bias — implementations registered with the dispatcher:")
-    for key in ("CPU", "CUDA"):
-        has = torch._C._dispatch_has_kernel_for_dispatch_key("square_bias_cuda::square_bias", key)
-        print(f"  {key:<5} {'yes' if has else 'no'}")
+    print("torch.ops.square_bias_cuda.square_bias — kernels registered with the dispatcher:")
+    for key in ("CPU", "CUDA", "Autograd"):
+        has = ops.square_bias.default.has_kernel_for_dispatch_key(key)
+        print(f"  {key:<8} {'yes' if has else 'no'}")
 
     x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
     b = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
@@ -19,6 +19,7 @@ def main() -> None:
     print(f"\nCPU  x*x + b      = {y.tolist()}")
     print(f"     grad x = 2x  = {x.grad.tolist()}")
     print(f"     grad b (sum) = {b.grad.tolist()}")
+    print(f"     backward node: {y.grad_fn.name()}  (a C++ node: the backward runs no Python)")
 
     # The forward kernel's per-thread code, run for every thread of a 2-block x 4-thread grid on the CPU:
     big_x, big_b = torch.arange(20.0), torch.ones(20)

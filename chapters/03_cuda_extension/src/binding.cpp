@@ -1,22 +1,30 @@
-// binding.cpp — registers y = x*x + b with PyTorch's dispatcher: one op, two devices.
+// binding.cpp — registers y = x*x + b with PyTorch's dispatcher: one op, two devices, autograd in C++.
 //
 //   torch.ops.square_bias_cuda.square_bias(x, b)   CPU: chapter 01's C core    CUDA: square_bias_kernels.cu
 //
-// The dispatcher looks at the tensors' device and calls the matching implementation below; autograd and the
-// fake (shape-only) implementation are registered once, in Python (square_bias_cuda/ops.py), for both devices.
-// This file only arranges memory (contiguous, broadcast → "b repeats every b_n elements"), checks, allocates the
-// outputs and calls the C launchers on PyTorch's current stream, under a guard for the tensors' GPU.
-#include <torch/library.h>
+// The dispatcher looks at the tensors' device and calls the matching implementation below. Before it, on every
+// call, it runs the op's Autograd kernel (square_bias_autograd, registered for both devices): it records the
+// backward when an input needs a gradient, and otherwise passes the call straight down. It is C++, so a call runs
+// no Python beyond the line that makes it. The fake (shape-only) implementation is registered in Python
+// (square_bias_cuda/ops.py).
+// Each implementation checks its inputs once, at its top, with the course's helpers (common/include/course_torch.h:
+// TypeError for a dtype, ValueError for a device or a shape, the messages of Python's course.checks), then arranges
+// memory (contiguous, broadcast → "b repeats every b_n elements"), allocates the outputs and calls the C launchers
+// on PyTorch's current stream, under a guard for the tensors' GPU.
 #include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/zeros.h>
+#include <c10/core/SymIntArrayRef.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/library.h>
 
 #include <cmath>
-#include <string>
 #include <tuple>
+#include <vector>
 
 #include "course_torch.h"
 #include "square_bias.h"  // chapter 01's C core (the CPU implementation)
@@ -26,61 +34,38 @@ namespace {
 
 using at::Tensor;
 
-// "(2, 3)", as Python prints a shape.
-std::string shape_str(at::IntArrayRef shape) {
-    std::string out = "(";
-    for (size_t k = 0; k < shape.size(); ++k) out += (k ? ", " : "") + std::to_string(shape[k]);
-    return out + (shape.size() == 1 ? ",)" : ")");
+// ---- input checks (one set per op, called first thing by each of its implementations) -----------------------------
+void check_float_dtype(const char *name, const Tensor &t) {
+    course::check_dtype(name, t, {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16});
 }
 
-void check_dtype(const Tensor &t, const char *name) {
-    const auto s = t.scalar_type();
-    COURSE_CHECK(s == at::kFloat || s == at::kDouble || s == at::kHalf || s == at::kBFloat16, name, " has dtype ", s,
-                 ", but only float32, float64, float16 and bfloat16 are supported");
+// square_bias(x, b). ops.py's check_inputs says the same in Python, for the fake implementation.
+void check_square_bias_inputs(const Tensor &x, const Tensor &b) {
+    check_float_dtype("x", x);
+    check_float_dtype("b", b);
+    course::check_same_device("x", x, "b", b);
+    course::check_same_dtype("x", x, "b", b);
+    course::check_broadcastable_to("b", b.sizes(), "x", x.sizes());
 }
 
-void check_pair(const Tensor &x, const char *x_name, const Tensor &other, const char *other_name) {
-    COURSE_CHECK(x.device() == other.device(), x_name, " and ", other_name, " must be on the same device, but ", x_name,
-                 " is on ", x.device(), " and ", other_name, " on ", other.device());
-    COURSE_CHECK(x.scalar_type() == other.scalar_type(), x_name, " and ", other_name, " must have the same dtype, but ",
-                 x_name, " has ", x.scalar_type(), " and ", other_name, " has ", other.scalar_type());
+// square_bias_grad_x(grad_y, x), and square_bias_backward's tensors.
+void check_grad_inputs(const Tensor &grad_y, const Tensor &x) {
+    check_float_dtype("x", x);
+    course::check_same_device("grad_y", grad_y, "x", x);
+    course::check_same_dtype("grad_y", grad_y, "x", x);
+    course::check_same_shape("grad_y", grad_y, "x", x);
 }
 
-// b broadcasts to x without changing x's shape (as in x*x + b).
-void check_broadcast(at::IntArrayRef x_shape, at::IntArrayRef b_shape) {
-    bool ok = b_shape.size() <= x_shape.size();
-    for (size_t k = 1; ok && k <= b_shape.size(); ++k) {
-        const int64_t bs = b_shape[b_shape.size() - k], xs = x_shape[x_shape.size() - k];
-        ok = bs == xs || bs == 1;
-    }
-    COURSE_CHECK(ok, "b of shape ", shape_str(b_shape), " cannot be broadcast to x's shape ", shape_str(x_shape));
-}
-
-// The C core's and the kernels' broadcast contract: b repeats every b_n elements of x. That holds when b's shape,
-// leading 1s dropped, equals x's trailing dimensions (a scalar, a row, x's own shape). Returns b_n, or 0 when b
-// must first be expanded to x's shape (a column, say).
-int64_t repeat_length(at::IntArrayRef x_shape, at::IntArrayRef b_shape) {
-    size_t first = 0;
-    while (first < b_shape.size() && b_shape[first] == 1) ++first;
-    const size_t k = b_shape.size() - first;
-    int64_t b_n = 1;
-    for (size_t j = 0; j < k; ++j) {
-        if (b_shape[first + j] != x_shape[x_shape.size() - k + j]) return 0;
-        b_n *= b_shape[first + j];
-    }
-    return b_n;
-}
-
+// ---- memory: contiguous, and b's broadcast as the kernels take it ---------------------------------------------------
 struct Prepared {
     Tensor x, b;  // contiguous; b holds b_n elements
     int64_t n, b_n;
 };
 
+// The C core's and the kernels' broadcast contract: b repeats every b_n elements of x (course::repeat_length). A b
+// that broadcasts some other way (a column, say) is materialised at x's shape first.
 Prepared prepare(const Tensor &x, const Tensor &b) {
-    check_dtype(x, "x");
-    check_pair(x, "x", b, "b");
-    check_broadcast(x.sizes(), b.sizes());
-    Prepared p{x.contiguous(), b, x.numel(), repeat_length(x.sizes(), b.sizes())};
+    Prepared p{x.contiguous(), b, x.numel(), course::repeat_length(b.sizes(), x.sizes())};
     if (p.b_n == 0) {  // materialise: b of x's shape
         p.b = b.expand(x.sizes()).contiguous();
         p.b_n = p.n;
@@ -90,29 +75,15 @@ Prepared prepare(const Tensor &x, const Tensor &b) {
     return p;
 }
 
-sb_dtype kernel_dtype(const Tensor &t) {
-    switch (t.scalar_type()) {
-        case at::kFloat:
-            return SB_FLOAT32;
-        case at::kDouble:
-            return SB_FLOAT64;
-        case at::kHalf:
-            return SB_FLOAT16;
-        case at::kBFloat16:
-            return SB_BFLOAT16;
-        default:
-            COURSE_CHECK(false, "unsupported dtype ", t.scalar_type());
-    }
-}
-
 void check_core(int status, const char *what) {
-    COURSE_CHECK(status == SQUARE_BIAS_OK, what, ": chapter 01's C core rejected the sizes (status ", status, ")");
+    TORCH_CHECK(status == SQUARE_BIAS_OK, what, ": chapter 01's C core rejected the sizes (status ", status, ")");
 }
 
 // ---- CPU: chapter 01's C core ------------------------------------------------------------------------------------
 // The core has float32 and float64 functions; float16 and bfloat16 go through float32 (computed in float32, as on
 // the GPU) and are rounded once at the end.
 Tensor forward_cpu(const Tensor &x_, const Tensor &b_) {
+    check_square_bias_inputs(x_, b_);
     Prepared p = prepare(x_, b_);
     const bool half = p.x.scalar_type() == at::kHalf || p.x.scalar_type() == at::kBFloat16;
     Tensor x = half ? p.x.to(at::kFloat) : p.x, b = half ? p.b.to(at::kFloat) : p.b;
@@ -130,14 +101,13 @@ Tensor forward_cpu(const Tensor &x_, const Tensor &b_) {
     return half ? y.to(x_.scalar_type()) : y;
 }
 
-// grad_x and grad_b in one pass of the core. grad_b comes back in b's shape.
-std::tuple<Tensor, Tensor> backward_cpu(const Tensor &grad_y_, const Tensor &x_, at::IntArrayRef b_shape) {
-    check_dtype(x_, "x");
-    check_pair(x_, "x", grad_y_, "grad_y");
-    COURSE_CHECK(grad_y_.sizes() == x_.sizes(), "grad_y must have x's shape ", shape_str(x_.sizes()), ", got ",
-                 shape_str(grad_y_.sizes()));
-    check_broadcast(x_.sizes(), b_shape);
-    const int64_t n = x_.numel(), r = repeat_length(x_.sizes(), b_shape), b_n = r == 0 ? n : r;
+// grad_x and grad_b in one pass of the core. grad_b comes back in b's shape. The schema's b_shape is SymInt[]
+// (torch.compile may trace it symbolically); a kernel always gets concrete sizes, which the macro reads out.
+std::tuple<Tensor, Tensor> backward_cpu(const Tensor &grad_y_, const Tensor &x_, c10::SymIntArrayRef b_shape_sym) {
+    const at::IntArrayRef b_shape = C10_AS_INTARRAYREF_SLOW(b_shape_sym);
+    check_grad_inputs(grad_y_, x_);
+    course::check_broadcastable_to("b", b_shape, "x", x_.sizes());
+    const int64_t n = x_.numel(), r = course::repeat_length(b_shape, x_.sizes()), b_n = r == 0 ? n : r;
     const bool half = x_.scalar_type() == at::kHalf || x_.scalar_type() == at::kBFloat16;
     Tensor x = (half ? x_.to(at::kFloat) : x_).contiguous();
     Tensor grad_y = (half ? grad_y_.to(at::kFloat) : grad_y_).contiguous();
@@ -163,47 +133,46 @@ std::tuple<Tensor, Tensor> backward_cpu(const Tensor &grad_y_, const Tensor &x_,
 }
 
 Tensor grad_x_cpu(const Tensor &grad_y, const Tensor &x) {
-    return std::get<0>(backward_cpu(grad_y, x, {}));
+    return std::get<0>(backward_cpu(grad_y, x, {}));  // b_shape () checks nothing more: a scalar fits any x
 }
 
 // ---- CUDA: square_bias_kernels.cu ---------------------------------------------------------------------------------
 Tensor forward_cuda(const Tensor &x, const Tensor &b) {
+    check_square_bias_inputs(x, b);
     Prepared p = prepare(x, b);
     const c10::cuda::CUDAGuard guard(p.x.device());  // launches and allocations go to x's GPU
     Tensor y = at::empty(p.x.sizes(), p.x.options());
-    COURSE_CHECK_LAUNCH(square_bias_forward_cuda(kernel_dtype(p.x), p.x.const_data_ptr(), p.b.const_data_ptr(),
+    COURSE_CHECK_LAUNCH(square_bias_forward_cuda(course::dtype_of(p.x), p.x.const_data_ptr(), p.b.const_data_ptr(),
                                                  y.mutable_data_ptr(), p.n, p.b_n, c10::cuda::getCurrentCUDAStream()));
     return y;
 }
 
-Tensor grad_x_cuda(const Tensor &grad_y_, const Tensor &x_) {
-    check_dtype(x_, "x");
-    check_pair(x_, "x", grad_y_, "grad_y");
-    COURSE_CHECK(grad_y_.sizes() == x_.sizes(), "grad_y must have x's shape ", shape_str(x_.sizes()), ", got ",
-                 shape_str(grad_y_.sizes()));
-    const c10::cuda::CUDAGuard guard(x_.device());
-    Tensor x = x_.contiguous(), grad_y = grad_y_.contiguous();
+// grad_x = 2 x grad_y, for checked, contiguous tensors on the current GPU.
+Tensor launch_grad_x(const Tensor &grad_y, const Tensor &x) {
     Tensor grad_x = at::empty(x.sizes(), x.options());
-    COURSE_CHECK_LAUNCH(square_bias_grad_x_cuda(kernel_dtype(x), grad_y.const_data_ptr(), x.const_data_ptr(),
+    COURSE_CHECK_LAUNCH(square_bias_grad_x_cuda(course::dtype_of(x), grad_y.const_data_ptr(), x.const_data_ptr(),
                                                 grad_x.mutable_data_ptr(), x.numel(),
                                                 c10::cuda::getCurrentCUDAStream()));
     return grad_x;
 }
 
-std::tuple<Tensor, Tensor> backward_cuda(const Tensor &grad_y_, const Tensor &x_, at::IntArrayRef b_shape) {
-    check_dtype(x_, "x");
-    check_pair(x_, "x", grad_y_, "grad_y");
-    COURSE_CHECK(grad_y_.sizes() == x_.sizes(), "grad_y must have x's shape ", shape_str(x_.sizes()), ", got ",
-                 shape_str(grad_y_.sizes()));
-    check_broadcast(x_.sizes(), b_shape);
+Tensor grad_x_cuda(const Tensor &grad_y, const Tensor &x) {
+    check_grad_inputs(grad_y, x);
+    const c10::cuda::CUDAGuard guard(x.device());
+    return launch_grad_x(grad_y.contiguous(), x.contiguous());
+}
+
+std::tuple<Tensor, Tensor> backward_cuda(const Tensor &grad_y_, const Tensor &x_, c10::SymIntArrayRef b_shape_sym) {
+    const at::IntArrayRef b_shape = C10_AS_INTARRAYREF_SLOW(b_shape_sym);
+    check_grad_inputs(grad_y_, x_);
+    course::check_broadcastable_to("b", b_shape, "x", x_.sizes());
     const c10::cuda::CUDAGuard guard(x_.device());
     Tensor x = x_.contiguous(), grad_y = grad_y_.contiguous();
-    const int64_t n = x.numel(), r = repeat_length(x.sizes(), b_shape);
+    const int64_t n = x.numel(), r = course::repeat_length(b_shape, x.sizes());
     const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
-    const sb_dtype dtype = kernel_dtype(x);
+    const course_dtype dtype = course::dtype_of(x);
     if (r == 0) {  // b was materialised in the forward: grad_x by the kernel, grad_b by PyTorch's reduction
-        Tensor grad_x = grad_x_cuda(grad_y, x);
-        return {grad_x, grad_y.sum_to_size(b_shape).contiguous()};
+        return {launch_grad_x(grad_y, x), grad_y.sum_to_size(b_shape).contiguous()};
     }
     Tensor grad_x = at::empty(x.sizes(), x.options());
     Tensor grad_b = at::empty(b_shape, x.options());
@@ -218,36 +187,106 @@ std::tuple<Tensor, Tensor> backward_cuda(const Tensor &grad_y_, const Tensor &x_
     return {grad_x, grad_b};
 }
 
+// ---- autograd, in C++: one kernel for both devices -----------------------------------------------------------------
+// The ops, looked up once, for calling them through the dispatcher: under torch.compile the call then reaches the
+// fake implementation instead of a device kernel.
+const c10::TypedOperatorHandle<Tensor(const Tensor &, const Tensor &)> &square_bias_op() {
+    static const auto op = c10::Dispatcher::singleton()
+                               .findSchemaOrThrow("square_bias_cuda::square_bias", "")
+                               .typed<Tensor(const Tensor &, const Tensor &)>();
+    return op;
+}
+const c10::TypedOperatorHandle<Tensor(const Tensor &, const Tensor &)> &grad_x_op() {
+    static const auto op = c10::Dispatcher::singleton()
+                               .findSchemaOrThrow("square_bias_cuda::square_bias_grad_x", "")
+                               .typed<Tensor(const Tensor &, const Tensor &)>();
+    return op;
+}
+using BackwardSignature = std::tuple<Tensor, Tensor>(const Tensor &, const Tensor &, c10::SymIntArrayRef);
+const c10::TypedOperatorHandle<BackwardSignature> &backward_op() {
+    static const auto op = c10::Dispatcher::singleton()
+                               .findSchemaOrThrow("square_bias_cuda::square_bias_backward", "")
+                               .typed<BackwardSignature>();
+    return op;
+}
+
+// y = x*x + b: dy/dx = 2x, dy/db = 1 (summed over the dimensions b is broadcast along). The forward saves x (an
+// input: no extra memory) and b's shape; the backward calls the fused backward ops, themselves registered ops with
+// CPU and CUDA implementations (and opcheck'ed in the tests).
+struct SquareBiasFunction : public torch::autograd::Function<SquareBiasFunction> {
+    static Tensor forward(torch::autograd::AutogradContext *ctx, const Tensor &x, const Tensor &b) {
+        ctx->save_for_backward({x});
+        ctx->saved_data["b_shape"] = b.sym_sizes();
+        const at::AutoDispatchBelowADInplaceOrView below_autograd;  // on to the device's kernel
+        return square_bias_op().call(x, b);
+    }
+    static torch::autograd::variable_list backward(torch::autograd::AutogradContext *ctx,
+                                                   torch::autograd::variable_list grads) {
+        const Tensor x = ctx->get_saved_variables()[0];
+        const Tensor &grad_y = grads[0];
+        const std::vector<c10::SymInt> b_shape = ctx->saved_data["b_shape"].toSymIntVector();
+        const bool need_x = ctx->needs_input_grad(0), need_b = ctx->needs_input_grad(1);
+        if (!need_b || c10::SymIntArrayRef(b_shape).equals(x.sym_sizes())) {
+            // b of x's shape: grad_b *is* grad_y, no copy (eager PyTorch does the same); grad_x in one pass.
+            return {need_x ? grad_x_op().call(grad_y, x) : Tensor(), need_b ? grad_y : Tensor()};
+        }
+        // A broadcast b: one fused pass writes grad_x and reduces grad_y into grad_b.
+        auto [grad_x, grad_b] = backward_op().call(grad_y, x, b_shape);
+        return {need_x ? grad_x : Tensor(), grad_b};
+    }
+};
+
+// The op's Autograd kernel. The dispatcher passes the key set it dispatched with as the first argument.
+Tensor square_bias_autograd(c10::DispatchKeySet keys, const Tensor &x, const Tensor &b) {
+    if (!at::GradMode::is_enabled() || !(x.requires_grad() || b.requires_grad())) {
+        // Nothing to record: hand the call to the next kernel below autograd (CPU, CUDA, or the fake impl under
+        // torch.compile) with redispatch, as PyTorch's own autograd kernels do, without building an autograd node.
+        const at::AutoDispatchBelowADInplaceOrView below_autograd;
+        return square_bias_op().redispatch(keys & c10::after_autograd_keyset, x, b);
+    }
+    return SquareBiasFunction::apply(x, b);
+}
+
 // ---- test helpers and pitfalls ------------------------------------------------------------------------------------
 // The kernels' per-thread code run on the CPU for a small grid (float32/float64 CPU tensors).
 Tensor emulate_forward_cpu(const Tensor &x, const Tensor &b, int64_t grid, int64_t block) {
+    course::check_dtype("x", x, {at::kFloat, at::kDouble});  // the emulation runs float32/float64 only
+    course::check_same_dtype("x", x, "b", b);
+    course::check_broadcastable_to("b", b.sizes(), "x", x.sizes());
+    TORCH_CHECK_VALUE(grid >= 1 && block >= 1, "emulate_forward: grid and block must be >= 1, got ", grid, " and ",
+                      block);
     Prepared p = prepare(x, b);
-    COURSE_CHECK(p.x.scalar_type() == at::kFloat || p.x.scalar_type() == at::kDouble, "emulation: float32/64 only");
     Tensor y = at::full(p.x.sizes(), NAN, p.x.options());  // anything the threads miss stays NaN
-    COURSE_CHECK(
-        square_bias_emulate_forward(kernel_dtype(p.x), p.x.const_data_ptr(), p.b.const_data_ptr(), y.mutable_data_ptr(),
-                                    p.n, p.b_n, static_cast<unsigned>(grid), static_cast<unsigned>(block)) == 0,
-        "emulate_forward: bad arguments");
+    const int status = square_bias_emulate_forward(course::dtype_of(p.x), p.x.const_data_ptr(), p.b.const_data_ptr(),
+                                                   y.mutable_data_ptr(), p.n, p.b_n, static_cast<unsigned>(grid),
+                                                   static_cast<unsigned>(block));
+    TORCH_CHECK(status == 0, "emulate_forward: the emulation refused its arguments");
     return y;
 }
 
 std::tuple<Tensor, Tensor> emulate_backward_cpu(const Tensor &grad_y_, const Tensor &x_, int64_t b_n, int64_t grid_x,
                                                 int64_t grid_y) {
-    check_pair(x_, "x", grad_y_, "grad_y");
-    COURSE_CHECK(x_.scalar_type() == at::kFloat || x_.scalar_type() == at::kDouble, "emulation: float32/64 only");
+    course::check_dtype("x", x_, {at::kFloat, at::kDouble});
+    course::check_same_dtype("grad_y", grad_y_, "x", x_);
+    course::check_same_shape("grad_y", grad_y_, "x", x_);
+    TORCH_CHECK_VALUE(b_n >= 1 && x_.numel() > 0 && x_.numel() % b_n == 0,
+                      "emulate_backward: b_n must divide x's size ", x_.numel(), ", got ", b_n);
+    TORCH_CHECK_VALUE(grid_x >= 1 && grid_y >= 1, "emulate_backward: grid_x and grid_y must be >= 1");
     Tensor x = x_.contiguous(), grad_y = grad_y_.contiguous();
     Tensor grad_x = at::full(x.sizes(), NAN, x.options()), grad_b = at::full({b_n}, NAN, x.options());
-    COURSE_CHECK(square_bias_emulate_backward(kernel_dtype(x), grad_y.const_data_ptr(), x.const_data_ptr(),
-                                              grad_x.mutable_data_ptr(), grad_b.mutable_data_ptr(), x.numel(), b_n,
-                                              static_cast<unsigned>(grid_x), static_cast<unsigned>(grid_y)) == 0,
-                 "emulate_backward: bad arguments");
+    const int status = square_bias_emulate_backward(course::dtype_of(x), grad_y.const_data_ptr(), x.const_data_ptr(),
+                                                    grad_x.mutable_data_ptr(), grad_b.mutable_data_ptr(), x.numel(),
+                                                    b_n, static_cast<unsigned>(grid_x), static_cast<unsigned>(grid_y));
+    TORCH_CHECK(status == 0, "emulate_backward: the emulation refused its arguments");
     return {grad_x, grad_b};
 }
 
 Tensor pitfall_cuda(const Tensor &x_, const Tensor &b_, bool seed_index) {
-    COURSE_CHECK(x_.dim() == 2 && x_.scalar_type() == at::kFloat, "the pitfall demos take a 2D float32 x");
-    COURSE_CHECK(b_.sizes() == x_.sizes(), "the pitfall demos take b of x's shape");
-    check_pair(x_, "x", b_, "b");
+    course::check_dtype("x", x_, {at::kFloat});  // the pitfall demos take a 2D float32 x and b of x's shape
+    course::check_ndim("x", x_, 2);
+    course::check_same_device("x", x_, "b", b_);
+    course::check_same_dtype("x", x_, "b", b_);
+    course::check_same_shape("x", x_, "b", b_);
     const c10::cuda::CUDAGuard guard(x_.device());
     Tensor x = x_.contiguous(), b = b_.contiguous();
     Tensor y = at::zeros(x.sizes(), x.options());  // what the kernel does not write stays 0
@@ -268,9 +307,10 @@ Tensor pitfall_rows_grid(const Tensor &x, const Tensor &b) {
 
 }  // namespace
 
+// SymInt[] b_shape (as in chapter 01): under torch.compile b's shape may stay symbolic.
 TORCH_LIBRARY(square_bias_cuda, m) {
     m.def("square_bias(Tensor x, Tensor b) -> Tensor");
-    m.def("square_bias_backward(Tensor grad_y, Tensor x, int[] b_shape) -> (Tensor grad_x, Tensor grad_b)");
+    m.def("square_bias_backward(Tensor grad_y, Tensor x, SymInt[] b_shape) -> (Tensor grad_x, Tensor grad_b)");
     m.def("square_bias_grad_x(Tensor grad_y, Tensor x) -> Tensor");
     m.def("emulate_forward(Tensor x, Tensor b, int grid, int block) -> Tensor");
     m.def("emulate_backward(Tensor grad_y, Tensor x, int b_n, int grid_x, int grid_y) -> (Tensor, Tensor)");
@@ -292,6 +332,11 @@ TORCH_LIBRARY_IMPL(square_bias_cuda, CUDA, m) {
     m.impl("square_bias_grad_x", &grad_x_cuda);
     m.impl("pitfall_seed_index", &pitfall_seed_index);
     m.impl("pitfall_rows_grid", &pitfall_rows_grid);
+}
+
+// Autograd covers every device (AutogradCPU, AutogradCUDA, ...): the backward is written once, for both.
+TORCH_LIBRARY_IMPL(square_bias_cuda, Autograd, m) {
+    m.impl("square_bias", &square_bias_autograd);
 }
 
 COURSE_PYTHON_MODULE()

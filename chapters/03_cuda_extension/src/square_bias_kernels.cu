@@ -2,10 +2,10 @@
  * square_bias_kernels.cu — y = x*x + b and its gradients on the GPU (CUDA C, no PyTorch headers).
  *
  * What each kernel computes and how the work is split among threads:
- *   square_bias_forward_kernel   y[i] = x[i]^2 + b[i % b_n]. A 1D grid of 256-thread blocks, sized from the GPU's
- *                                SM count, walks the array with a grid-stride loop: first in 16-byte packs
- *                                (4 floats, 8 halves, 2 doubles) when the pointers allow it, then element by
- *                                element for the tail.
+ *   square_bias_forward_kernel   y[i] = x[i]^2 + b[i % b_n]. A 1D grid of 256-thread blocks, sized from what the
+ *                                GPU holds at once (the occupancy API), walks the array with a grid-stride loop:
+ *                                first in 16-byte packs (4 floats, 8 halves, 2 doubles) when the pointers allow
+ *                                it, then element by element for the tail.
  *   square_bias_grad_x_kernel    grad_x[i] = 2 x[i] grad_y[i] (b of x's size: grad_b is grad_y). Same split.
  *   square_bias_backward_kernel  a broadcast b. grad_y is a matrix of rows = n / b_n rows and b_n columns;
  *                                grad_b[j] is the sum of column j. Blocks of 32x8 threads: threadIdx.x picks a
@@ -27,28 +27,23 @@
 
 #include "course_accumulate.cuh"
 #include "course_check.h"
+#include "course_launch.cuh"
 #include "square_bias_kernels.h"
 
 namespace {
 
-constexpr int kThreads = 256;    // threads per block of the elementwise kernels
-constexpr int kBlocksPerSm = 8;  // 8 x 256 = 2048 threads: a full H100 SM
-constexpr int kMostWaves = 64;   // elementwise grids stop growing at 64 full GPUs' worth of blocks
-constexpr int kTileCols = 32;    // backward: columns per tile (one warp wide: coalesced loads)
-constexpr int kTileRows = 8;     // backward: rows handled at once by a block
-constexpr int kPackBytes = 16;   // one 128-bit load or store
+constexpr int kThreads = 256;   // threads per block of the elementwise kernels
+constexpr int kMostWaves = 64;  // elementwise grids stop growing at 64 waves (a wave: every block the GPU holds)
+constexpr int kTileCols = 32;   // backward: columns per tile (one warp wide: coalesced loads)
+constexpr int kTileRows = 8;    // backward: rows handled at once by a block
 
 // Half types are computed in float32 (acc_t, to_acc, from_acc: see course_accumulate.cuh).
 using course::acc_t;
 using course::from_acc;
 using course::to_acc;
-
-// 16 bytes of T, aligned so that one copy is one 128-bit load (ld.global.v4) or store.
-template <typename T>
-struct alignas(kPackBytes) Pack {
-    static constexpr int size = kPackBytes / sizeof(T);
-    T v[size];
-};
+// 16 bytes of T (4 floats, 8 halves, 2 doubles), aligned so that one copy is one 128-bit load (ld.global.v4) or
+// store: course_launch.cuh.
+using course::Pack;
 
 template <typename T>
 __host__ __device__ inline T square_bias_one(T x, T b) {
@@ -109,10 +104,9 @@ struct ForwardScalar {  // element offset + k
 template <typename T>
 int64_t packs_for(const void *x, const void *b, const void *y, int64_t n, int64_t b_n) {
     constexpr int size = Pack<T>::size;
-    auto aligned = [](const void *p) { return reinterpret_cast<uintptr_t>(p) % kPackBytes == 0; };
-    if (!aligned(x) || !aligned(y)) return 0;
+    if (!course::is_pack_aligned(x) || !course::is_pack_aligned(y)) return 0;
     if (b_n == 1) return n / size;
-    if (!aligned(b)) return 0;
+    if (!course::is_pack_aligned(b)) return 0;
     if (b_n != n && b_n % size != 0) return 0;
     return n / size;
 }
@@ -205,35 +199,29 @@ __global__ void square_bias_sum_partials(const acc_t<T> *partial, T *grad_b, int
 }
 
 // ---- launch configuration -----------------------------------------------------------------------------------------
-// One thread per work item up to 64 waves of full SMs (SM count x 8 resident blocks x 64); past that the
-// grid-stride loop covers the rest. Capping at a single wave (SM count x 8) lost about 4 % of bandwidth on the H100
-// (94.7 % of copy at 2^26): each thread's next loads wait for its loop to come round, where fresh blocks would
-// already have them in flight (chapter 04's `8 blocks/SM` row shows the same). The SM count comes from the
-// current device: the binding sets it with a device guard.
-cudaError_t blocks_for(int64_t work_items, int64_t *blocks) {
-    int device = 0, sms = 0;
-    CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
-    CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    const int64_t wanted = (work_items + kThreads - 1) / kThreads;
-    const int64_t most = (int64_t)sms * kBlocksPerSm * kMostWaves;
-    *blocks = wanted < 1 ? 1 : (wanted < most ? wanted : most);
-    return cudaSuccess;
-}
+// One thread per work item, up to 64 waves of blocks; past that the grid-stride loop covers the rest. A wave is
+// every block the GPU holds at once: its SM count times the blocks of this kernel one SM holds, which
+// course::grid_size asks the occupancy API for (cudaOccupancyMaxActiveBlocksPerMultiprocessor: from the kernel's
+// registers and shared memory and the SM's limits; for these 256-thread blocks at most 8 on an sm_80 or sm_90 SM,
+// which keeps 2048 threads, 6 on sm_86/sm_89 (1536), 4 on sm_75 (1024)). Capping at a single wave lost about 4 % of
+// bandwidth on the H100 (94.7 % of copy at 2^26): each thread's next loads wait for its loop to come round, where fresh
+// blocks would already have them in flight (chapter 04's blocks-per-SM rows show the same). The numbers are the current
+// device's: the binding sets it with a device guard.
 
 struct BackwardGrid {
     int64_t x, y;
 };
-// Backward: grid.x column tiles, grid.y row chunks; together about one block per SM slot. grid.y stays within
-// the 65,535 limit of a grid's y dimension (the seed's pitfall), grid.x within 2^31 - 1.
+// Backward: grid.x column tiles, grid.y row chunks; together one wave of the backward kernel (about one block per
+// place an SM has for one). grid.y stays within the 65,535 limit of a grid's y dimension (the seed's pitfall),
+// grid.x within 2^31 - 1. The binding sizes the workspace with the same function, so both agree.
+template <typename T>
 cudaError_t backward_grid(int64_t n, int64_t b_n, BackwardGrid *g) {
-    int device = 0, sms = 0;
-    CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
-    CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    const int64_t target = (int64_t)sms * kBlocksPerSm;
+    int64_t wave = 0;
+    CUDA_RETURN_IF_ERROR(course::blocks_per_wave(square_bias_backward_kernel<T>, kTileCols * kTileRows, 0, &wave));
     const int64_t rows = n / b_n;
     const int64_t tiles = (b_n + kTileCols - 1) / kTileCols;
-    g->x = tiles < target ? tiles : target;
-    int64_t y = target / g->x;
+    g->x = tiles < wave ? tiles : wave;
+    int64_t y = wave / g->x;
     const int64_t row_chunks = (rows + kTileRows - 1) / kTileRows;
     if (y > row_chunks) y = row_chunks;
     if (y > 65535) y = 65535;
@@ -245,7 +233,8 @@ template <typename T>
 cudaError_t forward(const void *x, const void *b, void *y, int64_t n, int64_t b_n, cudaStream_t stream) {
     const int64_t packs = packs_for<T>(x, b, y, n, b_n);
     int64_t blocks = 0;
-    CUDA_RETURN_IF_ERROR(blocks_for(packs > 0 ? packs : n, &blocks));
+    CUDA_RETURN_IF_ERROR(
+        course::grid_size(square_bias_forward_kernel<T>, kThreads, 0, packs > 0 ? packs : n, kMostWaves, &blocks));
     square_bias_forward_kernel<T><<<(unsigned)blocks, kThreads, 0, stream>>>(
         static_cast<const T *>(x), static_cast<const T *>(b), static_cast<T *>(y), n, b_n, packs);
     return cudaGetLastError();
@@ -255,24 +244,33 @@ template <typename T>
 cudaError_t grad_x(const void *grad_y, const void *x, void *grad_x, int64_t n, cudaStream_t stream) {
     const int64_t packs = packs_for<T>(grad_y, x, grad_x, n, n);
     int64_t blocks = 0;
-    CUDA_RETURN_IF_ERROR(blocks_for(packs > 0 ? packs : n, &blocks));
+    CUDA_RETURN_IF_ERROR(
+        course::grid_size(square_bias_grad_x_kernel<T>, kThreads, 0, packs > 0 ? packs : n, kMostWaves, &blocks));
     square_bias_grad_x_kernel<T><<<(unsigned)blocks, kThreads, 0, stream>>>(
         static_cast<const T *>(grad_y), static_cast<const T *>(x), static_cast<T *>(grad_x), n, packs);
     return cudaGetLastError();
 }
 
 template <typename T>
+cudaError_t backward_workspace_bytes(int64_t n, int64_t b_n, size_t *bytes) {
+    BackwardGrid g;
+    CUDA_RETURN_IF_ERROR(backward_grid<T>(n, b_n, &g));
+    *bytes = (size_t)(g.y * b_n) * sizeof(acc_t<T>);
+    return cudaSuccess;
+}
+
+template <typename T>
 cudaError_t backward(const void *grad_y, const void *x, void *grad_x, void *grad_b, int64_t n, int64_t b_n,
                      void *workspace, size_t workspace_bytes, cudaStream_t stream) {
     BackwardGrid g;
-    CUDA_RETURN_IF_ERROR(backward_grid(n, b_n, &g));
+    CUDA_RETURN_IF_ERROR(backward_grid<T>(n, b_n, &g));
     if (workspace_bytes < (size_t)(g.y * b_n) * sizeof(acc_t<T>)) return cudaErrorInvalidValue;
     auto *partial = static_cast<acc_t<T> *>(workspace);
     square_bias_backward_kernel<T><<<dim3((unsigned)g.x, (unsigned)g.y), dim3(kTileCols, kTileRows), 0, stream>>>(
         static_cast<const T *>(grad_y), static_cast<const T *>(x), static_cast<T *>(grad_x), partial, n, b_n);
     CUDA_RETURN_IF_ERROR(cudaGetLastError());
     int64_t blocks = 0;
-    CUDA_RETURN_IF_ERROR(blocks_for(b_n, &blocks));
+    CUDA_RETURN_IF_ERROR(course::grid_size(square_bias_sum_partials<T>, kThreads, 0, b_n, kMostWaves, &blocks));
     square_bias_sum_partials<T><<<(unsigned)blocks, kThreads, 0, stream>>>(partial, static_cast<T *>(grad_b), b_n, g.y);
     return cudaGetLastError();
 }
@@ -350,76 +348,61 @@ __global__ void pitfall_rows_grid_kernel(const float *x, const float *b, float *
 }  // namespace
 
 // ---- the C launchers ----------------------------------------------------------------------------------------------
-extern "C" cudaError_t square_bias_forward_cuda(sb_dtype dtype, const void *x, const void *b, void *y, int64_t n,
-                                                int64_t b_n, cudaStream_t stream) {
-    if (n < 0 || (n > 0 && (b_n < 1 || n % b_n != 0))) return cudaErrorInvalidValue;
-    if (n == 0) return cudaSuccess;
-    switch (dtype) {
-        case SB_FLOAT32:
-            return forward<float>(x, b, y, n, b_n, stream);
-        case SB_FLOAT64:
-            return forward<double>(x, b, y, n, b_n, stream);
-        case SB_FLOAT16:
-            return forward<__half>(x, b, y, n, b_n, stream);
-        case SB_BFLOAT16:
-            return forward<__nv_bfloat16>(x, b, y, n, b_n, stream);
-    }
-    return cudaErrorInvalidValue;  // an unknown dtype never launches silently nothing
+// Each checks the sizes, then calls its template with the C++ type `dtype` names (course::with_element_type; a
+// value outside the enum returns cudaErrorInvalidValue, so an unknown dtype never launches silently nothing).
+static bool bad_sizes(int64_t n, int64_t b_n) {
+    return n < 0 || (n > 0 && (b_n < 1 || n % b_n != 0));
 }
 
-extern "C" cudaError_t square_bias_grad_x_cuda(sb_dtype dtype, const void *grad_y, const void *x, void *grad_x_,
+extern "C" cudaError_t square_bias_forward_cuda(course_dtype dtype, const void *x, const void *b, void *y, int64_t n,
+                                                int64_t b_n, cudaStream_t stream) {
+    if (bad_sizes(n, b_n)) return cudaErrorInvalidValue;
+    if (n == 0) return cudaSuccess;
+    return course::with_element_type(dtype, [&](auto zero) {
+        using T = decltype(zero);
+        return forward<T>(x, b, y, n, b_n, stream);
+    });
+}
+
+extern "C" cudaError_t square_bias_grad_x_cuda(course_dtype dtype, const void *grad_y, const void *x, void *grad_x_,
                                                int64_t n, cudaStream_t stream) {
     if (n < 0) return cudaErrorInvalidValue;
     if (n == 0) return cudaSuccess;
-    switch (dtype) {
-        case SB_FLOAT32:
-            return grad_x<float>(grad_y, x, grad_x_, n, stream);
-        case SB_FLOAT64:
-            return grad_x<double>(grad_y, x, grad_x_, n, stream);
-        case SB_FLOAT16:
-            return grad_x<__half>(grad_y, x, grad_x_, n, stream);
-        case SB_BFLOAT16:
-            return grad_x<__nv_bfloat16>(grad_y, x, grad_x_, n, stream);
-    }
-    return cudaErrorInvalidValue;
+    return course::with_element_type(dtype, [&](auto zero) {
+        using T = decltype(zero);
+        return grad_x<T>(grad_y, x, grad_x_, n, stream);
+    });
 }
 
-extern "C" cudaError_t square_bias_backward_workspace_bytes(sb_dtype dtype, int64_t n, int64_t b_n, size_t *bytes) {
+extern "C" cudaError_t square_bias_backward_workspace_bytes(course_dtype dtype, int64_t n, int64_t b_n, size_t *bytes) {
     *bytes = 0;
-    if (n < 0 || (n > 0 && (b_n < 1 || n % b_n != 0))) return cudaErrorInvalidValue;
+    if (bad_sizes(n, b_n)) return cudaErrorInvalidValue;
     if (n == 0) return cudaSuccess;
-    BackwardGrid g;
-    CUDA_RETURN_IF_ERROR(backward_grid(n, b_n, &g));
-    *bytes = (size_t)(g.y * b_n) * (dtype == SB_FLOAT64 ? sizeof(double) : sizeof(float));
-    return cudaSuccess;
+    return course::with_element_type(dtype, [&](auto zero) {
+        using T = decltype(zero);
+        return backward_workspace_bytes<T>(n, b_n, bytes);
+    });
 }
 
-extern "C" cudaError_t square_bias_backward_cuda(sb_dtype dtype, const void *grad_y, const void *x, void *grad_x,
+extern "C" cudaError_t square_bias_backward_cuda(course_dtype dtype, const void *grad_y, const void *x, void *grad_x,
                                                  void *grad_b, int64_t n, int64_t b_n, void *workspace,
                                                  size_t workspace_bytes, cudaStream_t stream) {
-    if (n < 0 || (n > 0 && (b_n < 1 || n % b_n != 0))) return cudaErrorInvalidValue;
+    if (bad_sizes(n, b_n)) return cudaErrorInvalidValue;
     if (n == 0) return cudaSuccess;
-    switch (dtype) {
-        case SB_FLOAT32:
-            return backward<float>(grad_y, x, grad_x, grad_b, n, b_n, workspace, workspace_bytes, stream);
-        case SB_FLOAT64:
-            return backward<double>(grad_y, x, grad_x, grad_b, n, b_n, workspace, workspace_bytes, stream);
-        case SB_FLOAT16:
-            return backward<__half>(grad_y, x, grad_x, grad_b, n, b_n, workspace, workspace_bytes, stream);
-        case SB_BFLOAT16:
-            return backward<__nv_bfloat16>(grad_y, x, grad_x, grad_b, n, b_n, workspace, workspace_bytes, stream);
-    }
-    return cudaErrorInvalidValue;
+    return course::with_element_type(dtype, [&](auto zero) {
+        using T = decltype(zero);
+        return backward<T>(grad_y, x, grad_x, grad_b, n, b_n, workspace, workspace_bytes, stream);
+    });
 }
 
-extern "C" int square_bias_emulate_forward(sb_dtype dtype, const void *x, const void *b, void *y, int64_t n,
+extern "C" int square_bias_emulate_forward(course_dtype dtype, const void *x, const void *b, void *y, int64_t n,
                                            int64_t b_n, unsigned grid, unsigned block) {
-    if (n < 0 || (n > 0 && (b_n < 1 || n % b_n != 0)) || grid == 0 || block == 0) return 1;
+    if (bad_sizes(n, b_n) || grid == 0 || block == 0) return 1;
     switch (dtype) {
-        case SB_FLOAT32:
+        case COURSE_FLOAT32:
             emulate_forward<float>(x, b, y, n, b_n, grid, block);
             return 0;
-        case SB_FLOAT64:
+        case COURSE_FLOAT64:
             emulate_forward<double>(x, b, y, n, b_n, grid, block);
             return 0;
         default:
@@ -427,14 +410,14 @@ extern "C" int square_bias_emulate_forward(sb_dtype dtype, const void *x, const 
     }
 }
 
-extern "C" int square_bias_emulate_backward(sb_dtype dtype, const void *grad_y, const void *x, void *grad_x,
+extern "C" int square_bias_emulate_backward(course_dtype dtype, const void *grad_y, const void *x, void *grad_x,
                                             void *grad_b, int64_t n, int64_t b_n, unsigned grid_x, unsigned grid_y) {
     if (n <= 0 || b_n < 1 || n % b_n != 0 || grid_x == 0 || grid_y == 0) return 1;
     switch (dtype) {
-        case SB_FLOAT32:
+        case COURSE_FLOAT32:
             emulate_backward<float>(grad_y, x, grad_x, grad_b, n, b_n, grid_x, grid_y);
             return 0;
-        case SB_FLOAT64:
+        case COURSE_FLOAT64:
             emulate_backward<double>(grad_y, x, grad_x, grad_b, n, b_n, grid_x, grid_y);
             return 0;
         default:

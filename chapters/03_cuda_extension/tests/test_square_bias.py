@@ -116,8 +116,37 @@ def test_opcheck(device):
 
 
 def test_dispatcher_picks_by_device():
-    for key in ("CPU", "CUDA"):
-        assert torch._C._dispatch_has_kernel_for_dispatch_key("square_bias_cuda::square_bias", key), key
+    for key in ("CPU", "CUDA", "Autograd"):
+        assert ops.square_bias.default.has_kernel_for_dispatch_key(key), key
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("x_needs,b_needs", [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("b_shape", [(5,), (4, 5)], ids=str)
+def test_autograd_kernel_in_cpp(device, x_needs, b_needs, b_shape):
+    """The backward is recorded by the C++ Autograd kernel (binding.cpp), for exactly the inputs that need it."""
+    x = make((4, 5), torch.float64, device, seed=23, requires_grad=x_needs)
+    b = make(b_shape, torch.float64, device, seed=24, requires_grad=b_needs)
+    y = square_bias(x, b)
+    assert "SquareBiasFunction" in y.grad_fn.name()  # a C++ node: no Python runs for this op's autograd
+    y.backward(torch.ones_like(y))
+    assert (x.grad is not None) == x_needs and (b.grad is not None) == b_needs
+    if x_needs:
+        torch.testing.assert_close(x.grad, 2 * x.detach())
+    if b_needs:
+        torch.testing.assert_close(b.grad, torch.ones_like(y).sum_to_size(b_shape))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_nothing_recorded_without_grad(device):
+    x = make((4, 5), torch.float32, device, seed=25, requires_grad=True)
+    b = make((5,), torch.float32, device, seed=26)
+    with torch.no_grad():
+        y = square_bias(x, b)
+    assert y.grad_fn is None and not y.requires_grad
+    y = square_bias(x.detach(), b)
+    assert y.grad_fn is None and not y.requires_grad
+    torch.testing.assert_close(y, reference_forward(x.detach(), b))
 
 
 def test_torch_compile_fullgraph_cpu():

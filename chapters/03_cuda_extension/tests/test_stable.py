@@ -42,11 +42,21 @@ def test_stable_opcheck(stable, device):
 
 
 def test_stable_errors(stable):
-    """Checked in Python (see square_bias_cuda_stable/__init__.py for why not only in C++)."""
-    with pytest.raises(TypeError, match="x and b must have the same dtype"):
+    """Checked once, in C++, with the stable ABI's STD_TORCH_CHECK: it throws std::runtime_error, which Python
+    sees as RuntimeError (the stable headers have no TypeError/ValueError variant)."""
+    with pytest.raises(RuntimeError, match="x and b must have the same dtype, but x has Float and b has Double"):
         stable.square_bias(torch.ones(3), torch.ones(3, dtype=torch.float64))
-    with pytest.raises(ValueError, match="a scalar, a row or of x's shape"):
-        stable.square_bias(torch.ones(4, 3), torch.ones(4, 1))
+    with pytest.raises(RuntimeError, match="x has dtype Long, but only float32, float64, float16, bfloat16"):
+        stable.square_bias(torch.ones(3, dtype=torch.int64), torch.ones(3, dtype=torch.int64))
+    with pytest.raises(RuntimeError, match="a scalar, a row or of x's shape"):
+        stable.square_bias(torch.ones(4, 3), torch.ones(4, 1))  # broadcasts, but as a column
+
+
+@pytest.mark.parametrize("x_shape,b_shape", [((2, 3), (4,)), ((3,), (2, 3)), ((4, 3), (2, 1))], ids=str)
+def test_stable_refuses_a_bad_broadcast(stable, x_shape, b_shape):
+    """course_broadcasts_to (common/include/course_broadcast.h, plain C) decides, as in the main op."""
+    with pytest.raises(RuntimeError, match=r"b of shape \(.*\) cannot be broadcast to x's shape \("):
+        torch.ops.square_bias_cuda_stable.square_bias(torch.ones(x_shape), torch.ones(b_shape))
 
 
 @pytest.mark.skipif(shutil.which("nm") is None, reason="nm (binutils) not installed")

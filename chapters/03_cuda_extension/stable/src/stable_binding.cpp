@@ -17,6 +17,8 @@
 #include <torch/csrc/stable/tensor.h>
 #include <torch/headeronly/util/Exception.h>
 
+#include "course_broadcast.h"  // plain C: usable here, where no ATen header may be included
+#include "course_dtype.h"
 #include "square_bias.h"  // chapter 01's C core
 #include "square_bias_kernels.h"
 
@@ -25,37 +27,61 @@ namespace {
 using torch::headeronly::ScalarType;
 using torch::stable::Tensor;
 
-// b repeats every b_n elements of x when its shape, leading 1s dropped, equals x's trailing dimensions.
-int64_t repeat_length(const Tensor &x, const Tensor &b) {
-    int64_t first = 0;
-    while (first < b.dim() && b.size(first) == 1) ++first;
-    const int64_t k = b.dim() - first;
-    if (k > x.dim()) return 0;
-    int64_t b_n = 1;
-    for (int64_t j = 0; j < k; ++j) {
-        if (b.size(first + j) != x.size(x.dim() - k + j)) return 0;
-        b_n *= b.size(first + j);
+// The course_dtype the kernels take for a tensor's dtype; false for a dtype they do not take.
+bool kernel_dtype(ScalarType type, course_dtype *dtype) {
+    switch (type) {
+        case ScalarType::Float:
+            *dtype = COURSE_FLOAT32;
+            return true;
+        case ScalarType::Double:
+            *dtype = COURSE_FLOAT64;
+            return true;
+        case ScalarType::Half:
+            *dtype = COURSE_FLOAT16;
+            return true;
+        case ScalarType::BFloat16:
+            *dtype = COURSE_BFLOAT16;
+            return true;
+        default:
+            return false;
     }
-    return b_n;
 }
 
+// The checks use the stable ABI's STD_TORCH_CHECK: it throws std::runtime_error, which reaches Python as
+// RuntimeError (the stable headers have no TypeError/ValueError variant, so the main op's exception types are not
+// available here), with a message that starts with this function's name, file and line. Dtypes print with C++
+// names ("Float"); shapes print as Python prints them (course_shape_text, plain C).
 Tensor square_bias_stable(Tensor x_, Tensor b_) {
-    STD_TORCH_CHECK(x_.scalar_type() == b_.scalar_type(), "x and b must have the same dtype");
+    course_dtype dtype;
+    STD_TORCH_CHECK(kernel_dtype(x_.scalar_type(), &dtype), "x has dtype ", x_.scalar_type(),
+                    ", but only float32, float64, float16, bfloat16 are supported");
+    STD_TORCH_CHECK(x_.scalar_type() == b_.scalar_type(), "x and b must have the same dtype, but x has ",
+                    x_.scalar_type(), " and b has ", b_.scalar_type());
     STD_TORCH_CHECK(x_.is_cpu() == b_.is_cpu() && x_.get_device_index() == b_.get_device_index(),
-                    "x and b must be on the same device");
-    const int64_t b_n = repeat_length(x_, b_);
-    STD_TORCH_CHECK(b_n > 0 || x_.numel() == 0, "the stable variant takes a b that is a scalar, a row or of x's shape");
+                    "x and b must have the same device");
+    const auto x_shape = x_.sizes(), b_shape = b_.sizes();
+    if (!course_broadcasts_to(b_shape.data(), b_.dim(), x_shape.data(), x_.dim())) {
+        char b_text[128], x_text[128];
+        STD_TORCH_CHECK(false, "b of shape ", course_shape_text(b_text, sizeof b_text, b_shape.data(), b_.dim()),
+                        " cannot be broadcast to x's shape ",
+                        course_shape_text(x_text, sizeof x_text, x_shape.data(), x_.dim()));
+    }
+    const int64_t b_n = course_repeat_length(b_shape.data(), b_.dim(), x_shape.data(), x_.dim());
+    STD_TORCH_CHECK(b_n > 0 || x_.numel() == 0,
+                    "the stable variant takes a b that is a scalar, a row or of x's shape; expand any other b to "
+                    "x's shape first");
+
     Tensor x = torch::stable::contiguous(x_), b = torch::stable::contiguous(b_);
     Tensor y = torch::stable::empty_like(x);
     const int64_t n = x.numel();
     if (n == 0) return y;
     if (x.is_cpu()) {
         int status = SQUARE_BIAS_EINVAL;
-        if (x.scalar_type() == ScalarType::Float)
+        if (dtype == COURSE_FLOAT32)
             status = square_bias_forward_f32(static_cast<const float *>(x.data_ptr()),
                                              static_cast<const float *>(b.data_ptr()),
                                              static_cast<float *>(y.data_ptr()), n, b_n);
-        else if (x.scalar_type() == ScalarType::Double)
+        else if (dtype == COURSE_FLOAT64)
             status = square_bias_forward_f64(static_cast<const double *>(x.data_ptr()),
                                              static_cast<const double *>(b.data_ptr()),
                                              static_cast<double *>(y.data_ptr()), n, b_n);
@@ -65,23 +91,6 @@ Tensor square_bias_stable(Tensor x_, Tensor b_) {
         return y;
     }
     STD_TORCH_CHECK(x.is_cuda(), "the stable variant runs on the CPU or a CUDA GPU");
-    sb_dtype dtype;
-    switch (x.scalar_type()) {
-        case ScalarType::Float:
-            dtype = SB_FLOAT32;
-            break;
-        case ScalarType::Double:
-            dtype = SB_FLOAT64;
-            break;
-        case ScalarType::Half:
-            dtype = SB_FLOAT16;
-            break;
-        case ScalarType::BFloat16:
-            dtype = SB_BFLOAT16;
-            break;
-        default:
-            STD_TORCH_CHECK(false, "only float32, float64, float16 and bfloat16 are supported");
-    }
     const torch::stable::accelerator::DeviceGuard guard(x.get_device_index());
     void *stream = nullptr;  // PyTorch's current stream, through the C shim
     STD_TORCH_CHECK(aoti_torch_get_current_cuda_stream(x.get_device_index(), &stream) == AOTI_TORCH_SUCCESS,
