@@ -23,7 +23,15 @@ import os
 from pathlib import Path
 
 import torch
-from course.build import CXX_FLAGS, INCLUDE_DIR, NVCC_FLAGS, chapter_source, prepare_build_environment, exercise_mode, jit_load
+from course.build import (
+    CXX_FLAGS,
+    INCLUDE_DIR,
+    NVCC_FLAGS,
+    chapter_source,
+    exercise_mode,
+    jit_load,
+    prepare_build_environment,
+)
 
 prepare_build_environment()
 

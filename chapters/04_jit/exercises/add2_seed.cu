@@ -12,6 +12,7 @@
 #include "add2.h"
 #include "add2_math.cuh"
 #include "course_check.h"
+#include "course_launch.cuh"
 
 /* What one GPU thread does: every element it owns in a grid of grid_dim blocks of block_dim threads. */
 template <typename T>
@@ -42,20 +43,11 @@ static cudaError_t launch(void *c, const void *a, const void *b, int64_t n, cuda
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t add2_seed_launch(void *c, const void *a, const void *b, int64_t n, add2_dtype dtype,
+extern "C" cudaError_t add2_seed_launch(void *c, const void *a, const void *b, int64_t n, course_dtype dtype,
                                         cudaStream_t stream) {
     if (n <= 0) return cudaSuccess;  // a launch of 0 blocks is an error; nothing to do anyway
-    switch (dtype) {
-        case ADD2_FLOAT32:
-            return launch<float>(c, a, b, n, stream);
-        case ADD2_FLOAT16:
-            return launch<__half>(c, a, b, n, stream);
-        case ADD2_BFLOAT16:
-            return launch<__nv_bfloat16>(c, a, b, n, stream);
-        case ADD2_FLOAT64:
-            return launch<double>(c, a, b, n, stream);
-    }
-    return cudaErrorInvalidValue;  // an unknown dtype code
+    // launch<T> for the C++ type that dtype names (cudaErrorInvalidValue for a value outside the enum)
+    return course::with_element_type(dtype, [&](auto zero) { return launch<decltype(zero)>(c, a, b, n, stream); });
 }
 
 extern "C" void add2_seed_emulate_f32(float *c, const float *a, const float *b, int64_t n, int64_t grid,

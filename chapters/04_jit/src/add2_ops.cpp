@@ -7,27 +7,26 @@
  *   pitfall_seed_n(c!, a, b, n)             PITFALL: the seed's interface, n passed separately and trusted
  *   emulate_seed(c!, a, b, n, grid, block)  CPU: runs version 1's loop for every (block, thread) of a launch
  *
- * Built ahead of time by setup.py (module add2._C); the Python wrappers and fake impls are in add2/ops.py.
- *
- * The module add2._C also holds one Python function, call_add2(a, b): the op called from C++ through the dispatcher
- * (autograd included), reached from Python through pybind11. torch.ops.add2.add2(a, b) reaches the same op through
- * the dispatcher's generic Python entry, which matches the arguments against the schema and boxes them on every
- * call: at small sizes, where the call is all there is, that costs as much as the kernel (chapter 07).
+ * Built ahead of time by setup.py (module add2._C, which holds no functions: COURSE_PYTHON_MODULE); the Python
+ * wrappers and fake impls are in add2/ops.py. Each op checks its inputs once, in its C++ implementation
+ * (add2_torch.h: TypeError for a dtype, ValueError for a device or shape, the messages of course.checks). The CUDA
+ * ops are registered for the CPU too, so that CPU tensors get that ValueError ("a must be on cuda, but it is on
+ * cpu") rather than the dispatcher's NotImplementedError.
  *
  * Autograd, two ways: add2's is registered here in C++ (Add2Backward below), add2_seed's and add2_capped's in Python
  * with torch.library.register_autograd (add2/ops.py). The Python one is shorter, but it runs a Python function on
  * every call, gradients or not; at n = 32, where the call is all there is, the benchmark shows what that costs.
+ * The C++ one runs no Python at all: a call of torch.ops.add2.add2 goes from the dispatcher's Python entry to C++.
  */
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/autograd/custom_function.h>
-#include <torch/csrc/utils/pybind.h>
 #include <torch/library.h>
 
 #include "add2_torch.h"
 
 namespace {
 
-at::Tensor add2_cuda(const at::Tensor &a, const at::Tensor &b) {
+at::Tensor add2_impl(const at::Tensor &a, const at::Tensor &b) {
     return add2_torch::add2_vec(a, b, 0);
 }
 
@@ -65,33 +64,43 @@ at::Tensor add2_autograd(c10::DispatchKeySet keys, const at::Tensor &a, const at
     return Add2Backward::apply(a, b);
 }
 
-at::Tensor add2_capped_cuda(const at::Tensor &a, const at::Tensor &b, int64_t blocks_per_sm) {
-    COURSE_CHECK(blocks_per_sm > 0, "add2_capped: blocks_per_sm must be positive, got ", blocks_per_sm);
+at::Tensor add2_capped_impl(const at::Tensor &a, const at::Tensor &b, int64_t blocks_per_sm) {
+    TORCH_CHECK_VALUE(blocks_per_sm >= 1 && blocks_per_sm <= 64, "blocks_per_sm must be in [1, 64], got ",
+                      blocks_per_sm);
     return add2_torch::add2_vec(a, b, blocks_per_sm);
 }
 
 /* PITFALL (seed 004): the seed's launcher took the output and a separate `int n` and trusted both. n smaller than
  * the tensors silently leaves c's last elements unwritten; n larger reads and writes past the end of every
  * buffer. Kept to show the bug — add2_seed() above derives n from the tensors instead. Only n >= 0 is checked. */
-void pitfall_seed_n_cuda(at::Tensor c, const at::Tensor &a, const at::Tensor &b, int64_t n) {
-    add2_torch::check_inputs(a, b);
-    COURSE_CHECK(c.device() == a.device() && c.scalar_type() == a.scalar_type() && c.is_contiguous(),
-                 "pitfall_seed_n: c must be a contiguous tensor like a");
-    COURSE_CHECK(n >= 0, "pitfall_seed_n: n must be >= 0, got ", n);
-    const c10::cuda::CUDAGuard guard(a.device());
-    COURSE_CHECK_LAUNCH(add2_seed_launch(c.data_ptr(), a.const_data_ptr(), b.const_data_ptr(), n,
-                                         add2_torch::dtype_code(a), c10::cuda::getCurrentCUDAStream()));
+void pitfall_seed_n_impl(at::Tensor c, const at::Tensor &a_in, const at::Tensor &b_in, int64_t n) {
+    add2_torch::check_inputs(a_in, b_in);
+    course::check_same_dtype("a", a_in, "c", c);
+    course::check_same_shape("a", a_in, "c", c);
+    course::check_same_device("a", a_in, "c", c);
+    TORCH_CHECK_VALUE(c.is_contiguous(), "c must be contiguous; call .contiguous() on it first");
+    TORCH_CHECK_VALUE(n >= 0, "n must be >= 0, got ", n);
+    const c10::cuda::CUDAGuard guard(a_in.device());
+    const at::Tensor a = a_in.contiguous(), b = b_in.contiguous();
+    COURSE_CHECK_LAUNCH(add2_seed_launch(c.data_ptr(), a.const_data_ptr(), b.const_data_ptr(), n, course::dtype_of(a),
+                                         c10::cuda::getCurrentCUDAStream()));
 }
 
-void emulate_seed_cpu(at::Tensor c, const at::Tensor &a, const at::Tensor &b, int64_t n, int64_t grid, int64_t block) {
-    const auto is_cpu_f32 = [](const at::Tensor &t) {
-        return t.device().is_cpu() && t.scalar_type() == at::kFloat && t.is_contiguous();
-    };
-    COURSE_CHECK(is_cpu_f32(c) && is_cpu_f32(a) && is_cpu_f32(b),
-                 "emulate_seed: c, a and b must be contiguous float32 CPU tensors");
-    COURSE_CHECK(n >= 0 && n <= c.numel() && n <= a.numel() && n <= b.numel(),
-                 "emulate_seed: n must be in [0, numel] (the emulation stays in bounds), got ", n);
-    COURSE_CHECK(grid >= 1 && block >= 1 && block <= 1024, "emulate_seed: need grid >= 1 and 1 <= block <= 1024");
+void emulate_seed_cpu(at::Tensor c, const at::Tensor &a_in, const at::Tensor &b_in, int64_t n, int64_t grid,
+                      int64_t block) {
+    course::check_dtype("a", a_in, {at::kFloat});
+    course::check_device("a", a_in, c10::DeviceType::CPU);
+    course::check_dtype("b", b_in, {at::kFloat});
+    course::check_device("b", b_in, c10::DeviceType::CPU);
+    course::check_same_shape("a", a_in, "b", b_in);
+    course::check_dtype("c", c, {at::kFloat});
+    course::check_device("c", c, c10::DeviceType::CPU);
+    TORCH_CHECK_VALUE(c.is_contiguous(), "c must be contiguous; call .contiguous() on it first");
+    TORCH_CHECK_VALUE(n >= 0 && n <= c.numel() && n <= a_in.numel(),
+                      "n must be in [0, numel] (the emulation stays in bounds), got ", n);
+    TORCH_CHECK_VALUE(grid >= 1 && block >= 1 && block <= 1024, "need grid >= 1 and 1 <= block <= 1024, got grid ",
+                      grid, " and block ", block);
+    const at::Tensor a = a_in.contiguous(), b = b_in.contiguous();
     add2_seed_emulate_f32(c.data_ptr<float>(), a.const_data_ptr<float>(), b.const_data_ptr<float>(), n, grid, block);
 }
 
@@ -105,29 +114,24 @@ TORCH_LIBRARY(add2, m) {
     m.def("emulate_seed(Tensor(a!) c, Tensor a, Tensor b, int n, int grid, int block) -> ()");
 }
 
+// The checking impls are registered for the CPU as well: there they stop at "a must be on cuda" (ValueError).
 TORCH_LIBRARY_IMPL(add2, CUDA, m) {
-    m.impl("add2", &add2_cuda);
+    m.impl("add2", &add2_impl);
     m.impl("add2_seed", &add2_torch::add2_seed);
-    m.impl("add2_capped", &add2_capped_cuda);
-    m.impl("pitfall_seed_n", &pitfall_seed_n_cuda);
+    m.impl("add2_capped", &add2_capped_impl);
+    m.impl("pitfall_seed_n", &pitfall_seed_n_impl);
+}
+
+TORCH_LIBRARY_IMPL(add2, CPU, m) {
+    m.impl("add2", &add2_impl);
+    m.impl("add2_seed", &add2_torch::add2_seed);
+    m.impl("add2_capped", &add2_capped_impl);
+    m.impl("pitfall_seed_n", &pitfall_seed_n_impl);
+    m.impl("emulate_seed", &emulate_seed_cpu);
 }
 
 TORCH_LIBRARY_IMPL(add2, Autograd, m) {
     m.impl("add2", &add2_autograd);
 }
 
-TORCH_LIBRARY_IMPL(add2, CPU, m) {
-    m.impl("emulate_seed", &emulate_seed_cpu);
-}
-
-/* add2 from Python in one step: pybind11 turns the arguments into at::Tensor, and the typed handle calls the op
- * through the dispatcher (from the top: autograd, then the CUDA kernel). The checks are check_inputs'. */
-at::Tensor call_add2(const at::Tensor &a, const at::Tensor &b) {
-    return add2_op().call(a, b);
-}
-
-PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-    m.doc() = "Loads add2's ops into torch.ops.add2; call_add2 calls the add2 op from C++";
-    m.def("call_add2", &call_add2, "c = a + b through the dispatcher (the add2 op), called from C++",
-          pybind11::arg("a"), pybind11::arg("b"));
-}
+COURSE_PYTHON_MODULE()

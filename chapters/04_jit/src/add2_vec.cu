@@ -1,8 +1,8 @@
 /*
- * add2_vec.cu — version 2 of c = a + b: 16-byte vector loads and stores, a scalar tail, a grid sized from the
- * number of SMs. Changed from version 1 (add2_seed.cu): each step moves 16 bytes per array (4 floats, 8 halves,
+ * add2_vec.cu — version 2 of c = a + b: 16-byte vector loads and stores, a scalar tail, a grid sized from what the
+ * GPU holds at once. Changed from version 1 (add2_seed.cu): each step moves 16 bytes per array (4 floats, 8 halves,
  * 2 doubles) instead of one element, so a warp issues a quarter (float) to an eighth (half) of the memory
- * instructions; blocks have 256 threads; the grid is computed from the SM count instead of from n alone.
+ * instructions; blocks have 256 threads; the grid is capped by the GPU's occupancy instead of following n alone.
  *
  * Work split: a 1D grid of 256-thread blocks. With all three pointers 16-byte aligned, thread t handles vectors
  * t, t + T, t + 2T, ... (T = threads in the grid), then the last n % K elements (K = elements per vector), one
@@ -10,32 +10,32 @@
  * thread takes the scalar path, one element per step, over the whole range.
  *
  * Launch size: by default enough blocks for one vector per thread — the fastest on an H100 — but at most 64 full
- * waves (SMs x resident blocks per SM x 64), past which threads loop. blocks_per_sm > 0 caps the grid at that many
- * blocks per SM: the "one wave and loop" recipe, which the benchmark shows is slower for a pure stream.
+ * waves, past which threads loop. A wave is every block the GPU keeps resident at once: SMs x the blocks of this
+ * kernel one SM holds, which course::grid_size asks the occupancy API for (an SM holds 2048 threads on sm_80 and
+ * sm_90, 1536 on sm_86 and sm_89, 1024 on sm_75: no number is written here). blocks_per_sm > 0 caps the grid at that
+ * many blocks per SM: the "one wave and loop" recipe, which the benchmark shows is slower for a pure stream.
  */
 #include "add2.h"
 #include "add2_math.cuh"
 #include "course_check.h"
+#include "course_launch.cuh"
 
-/* 16 bytes of T, aligned so the compiler emits one 128-bit load or store (ld.global.v4 / st.global.v4). */
-template <typename T>
-struct alignas(16) Vec16 {
-    T v[16 / sizeof(T)];
-};
-
+/* course::Pack<T> is 16 bytes of T, aligned so that the compiler emits one 128-bit load or store (ld.global.v4 /
+ * st.global.v4) for it (course_launch.cuh). */
 template <typename T>
 __global__ void add2_vec_kernel(T *__restrict__ c, const T *__restrict__ a, const T *__restrict__ b, int64_t n) {
-    constexpr int K = 16 / sizeof(T);
+    using Pack = course::Pack<T>;
+    constexpr int K = Pack::size;
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     const int64_t first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const int64_t n_vec = n / K;
-    const Vec16<T> *av = reinterpret_cast<const Vec16<T> *>(a);
-    const Vec16<T> *bv = reinterpret_cast<const Vec16<T> *>(b);
-    Vec16<T> *cv = reinterpret_cast<Vec16<T> *>(c);
+    const Pack *av = reinterpret_cast<const Pack *>(a);
+    const Pack *bv = reinterpret_cast<const Pack *>(b);
+    Pack *cv = reinterpret_cast<Pack *>(c);
     for (int64_t i = first; i < n_vec; i += stride) {
-        const Vec16<T> x = av[i];
-        const Vec16<T> y = bv[i];
-        Vec16<T> z;
+        const Pack x = av[i];
+        const Pack y = bv[i];
+        Pack z;
 #pragma unroll
         for (int k = 0; k < K; ++k) z.v[k] = add2_sum(x.v[k], y.v[k]);
         cv[i] = z;
@@ -57,40 +57,37 @@ __global__ void add2_scalar_kernel(T *__restrict__ c, const T *__restrict__ a, c
 static const int kThreads = 256;
 static const int kMaxWaves = 64;
 
+/* The grid for `steps` work items of `kernel` (one per thread): at most kMaxWaves waves by default, or at most
+ * blocks_per_sm blocks per SM. */
+template <typename Kernel>
+static cudaError_t blocks_for(Kernel kernel, int64_t steps, int blocks_per_sm, int64_t *blocks) {
+    if (blocks_per_sm == 0) return course::grid_size(kernel, kThreads, 0, steps, kMaxWaves, blocks);
+    int device = 0, sms = 0;
+    CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
+    CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const int64_t wanted = (steps + kThreads - 1) / kThreads, cap = (int64_t)sms * blocks_per_sm;
+    *blocks = wanted < 1 ? 1 : (wanted < cap ? wanted : cap);
+    return cudaSuccess;
+}
+
 template <typename T>
-static cudaError_t launch(void *c, const void *a, const void *b, int64_t n, int blocks_per_sm, int sms,
-                          cudaStream_t stream) {
-    const bool aligned = (((uintptr_t)a | (uintptr_t)b | (uintptr_t)c) & 15) == 0;
-    const int64_t steps = aligned ? (n + (int64_t)(16 / sizeof(T)) - 1) / (int64_t)(16 / sizeof(T)) : n;
-    const int64_t resident_per_sm = 2048 / kThreads;  // sm_70..sm_90 keep up to 2048 threads on an SM
-    const int64_t cap = blocks_per_sm > 0 ? (int64_t)sms * blocks_per_sm : (int64_t)sms * resident_per_sm * kMaxWaves;
-    int64_t blocks = (steps + kThreads - 1) / kThreads;
-    if (blocks > cap) blocks = cap;
-    if (blocks < 1) blocks = 1;
-    if (aligned) {
+static cudaError_t launch(void *c, const void *a, const void *b, int64_t n, int blocks_per_sm, cudaStream_t stream) {
+    int64_t blocks = 0;
+    if (course::is_pack_aligned(a) && course::is_pack_aligned(b) && course::is_pack_aligned(c)) {
+        const int64_t steps = (n + course::Pack<T>::size - 1) / course::Pack<T>::size;  // one vector per step
+        CUDA_RETURN_IF_ERROR(blocks_for(add2_vec_kernel<T>, steps, blocks_per_sm, &blocks));
         add2_vec_kernel<T><<<(unsigned)blocks, kThreads, 0, stream>>>((T *)c, (const T *)a, (const T *)b, n);
     } else {
+        CUDA_RETURN_IF_ERROR(blocks_for(add2_scalar_kernel<T>, n, blocks_per_sm, &blocks));
         add2_scalar_kernel<T><<<(unsigned)blocks, kThreads, 0, stream>>>((T *)c, (const T *)a, (const T *)b, n);
     }
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t add2_vec_launch(void *c, const void *a, const void *b, int64_t n, add2_dtype dtype,
+extern "C" cudaError_t add2_vec_launch(void *c, const void *a, const void *b, int64_t n, course_dtype dtype,
                                        int blocks_per_sm, cudaStream_t stream) {
     if (n <= 0) return cudaSuccess;
     if (blocks_per_sm < 0) return cudaErrorInvalidValue;
-    int device = 0, sms = 0;
-    CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
-    CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    switch (dtype) {
-        case ADD2_FLOAT32:
-            return launch<float>(c, a, b, n, blocks_per_sm, sms, stream);
-        case ADD2_FLOAT16:
-            return launch<__half>(c, a, b, n, blocks_per_sm, sms, stream);
-        case ADD2_BFLOAT16:
-            return launch<__nv_bfloat16>(c, a, b, n, blocks_per_sm, sms, stream);
-        case ADD2_FLOAT64:
-            return launch<double>(c, a, b, n, blocks_per_sm, sms, stream);
-    }
-    return cudaErrorInvalidValue;
+    return course::with_element_type(
+        dtype, [&](auto zero) { return launch<decltype(zero)>(c, a, b, n, blocks_per_sm, stream); });
 }

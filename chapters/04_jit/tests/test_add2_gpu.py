@@ -139,20 +139,30 @@ def test_captures_into_a_cuda_graph(op):
     check_capture(op, lambda: (torch.randn(10_007, device="cuda"), torch.randn(10_007, device="cuda")))
 
 
-@pytest.mark.gpu
-def test_the_common_case_goes_through_cpp_and_the_rest_through_the_op():
-    """add2.add2 calls _C.call_add2 for plain tensors (C++ checks, the op from C++); a failed C++ check falls back to
-    the Python checks, which name the problem, and torch.compile traces the op itself."""
+def test_errors_are_the_same_through_the_function_and_the_op():
+    """One check, in C++: add2.add2 and torch.ops.add2.add2 raise the same exception with the same message."""
     a, b = torch.randn(1000, device="cuda"), torch.randn(1000, device="cuda")
-    torch.testing.assert_close(add2.ops._C.call_add2(a, b), a + b, rtol=0, atol=0)
-    with pytest.raises(RuntimeError, match="same shape"):  # the C++ check's message
-        add2.ops._C.call_add2(a, b[:10])
-    with pytest.raises(ValueError, match="same shape"):  # the public function's: Python names it
-        add2.add2(a, b[:10])
+    for call in (add2.add2, torch.ops.add2.add2.default, torch.ops.add2.add2):
+        with pytest.raises(
+            ValueError, match=r"^a and b must have the same shape, but a has \(1000,\) and b has \(10,\)$"
+        ):
+            call(a, b[:10])
+        with pytest.raises(ValueError, match="^a and b must have the same device, but a has cuda:0 and b has cpu$"):
+            call(a, b.cpu())
+        with pytest.raises(TypeError, match="^a and b must have the same dtype, but a has float32 and b has float64$"):
+            call(a, b.double())
+
+
+def test_autograd_and_compile_through_the_public_function():
+    """add2.add2 is the op: autograd is the dispatcher's (Add2Backward, in C++), and torch.compile traces the op
+    with no graph break."""
+    a, b = torch.randn(1000, device="cuda"), torch.randn(1000, device="cuda")
     x = a.clone().requires_grad_()
-    add2.add2(x, b).sum().backward()  # through C++, autograd is the dispatcher's: Add2Backward is recorded
+    out = add2.add2(x, b)
+    assert "Add2Backward" in out.grad_fn.name()
+    out.sum().backward()
     torch.testing.assert_close(x.grad, torch.ones_like(a))
 
     torch._dynamo.reset()
-    compiled = torch.compile(lambda p, q: add2.add2(p * 2, q), fullgraph=True)  # no graph break at the pybind call
+    compiled = torch.compile(lambda p, q: add2.add2(p * 2, q), fullgraph=True)
     torch.testing.assert_close(compiled(a, b), a * 2 + b)

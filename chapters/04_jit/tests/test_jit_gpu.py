@@ -45,11 +45,20 @@ def test_strings_module(from_strings):
 
 
 def test_pybind_module_checks_inputs(from_files):
+    """The same C++ checks as the op (add2_torch.h); torch's pybind11 translation keeps their exception types."""
     a = torch.ones(4, device="cuda")
-    with pytest.raises(RuntimeError, match="must be a CUDA tensor"):
+    with pytest.raises(ValueError, match="^a must be on cuda, but it is on cpu$"):
         from_files.add2(torch.ones(4), torch.ones(4))
-    with pytest.raises(RuntimeError, match="same shape"):
+    with pytest.raises(ValueError, match="a and b must have the same shape"):
         from_files.add2(a, torch.ones(5, device="cuda"))
+    with pytest.raises(TypeError, match="a has dtype int32"):
+        from_files.add2_seed(a.int(), a.int())
+
+
+def test_pybind_module_takes_any_layout(from_files):
+    a, b = torch.randn(65, 33, device="cuda").t(), torch.randn(33, 65, device="cuda")
+    torch.testing.assert_close(from_files.add2(a, b), a + b)
+    torch.testing.assert_close(from_files.add2_seed(a, b), a + b)
 
 
 def test_cached_reload_in_fresh_process_does_not_rebuild(from_files):

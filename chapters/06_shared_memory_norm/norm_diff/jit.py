@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from course.build import exercise_mode, jit_load
+from course.build import exercise_include_dirs, exercise_mode, jit_load
 
 CHAPTER = Path(__file__).resolve().parents[1]
 NAMESPACE = "norm_diff_jit"
@@ -28,7 +28,7 @@ def load_jit(verbose: bool = False):
         raise FileNotFoundError(f"{cpu_library} is missing: run `make build` in {CHAPTER} first")
     build_dir = CHAPTER / "build" / ("jit-exercise" if exercise_mode() else "jit")
     build_dir.mkdir(parents=True, exist_ok=True)
-    include_dirs = ([str(CHAPTER / "exercises")] if exercise_mode() else []) + [str(CHAPTER / "src")]
+    include_dirs = [*exercise_include_dirs(CHAPTER), str(CHAPTER / "src")]  # exercises/ first under EXERCISE=1
     define = f"-DNORM_DIFF_NS={NAMESPACE}"
     jit_load(
         "norm_diff_jit_exercise" if exercise_mode() else "norm_diff_jit",

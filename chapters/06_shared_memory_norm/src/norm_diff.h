@@ -3,6 +3,7 @@
  *
  * Everything here is plain C, so C programs, the CPU reference and the PyTorch binding share one set of
  * declarations. Tensors are flat and contiguous; sizes are int64_t (the chapter tests more than 2^31 elements).
+ * The element type is a course_dtype (course_dtype.h); 16-bit types are passed as their raw bits.
  *
  *   norm_diff_cpu / norm_diff_backward_cpu        a plain loop with double accumulation: the CPU op and the reference
  *   norm_diff_cuda(version, ...)                  the ladder of GPU kernels, one dispatcher (see norm_diff_kernels.cu)
@@ -17,12 +18,11 @@
 #include <stdint.h>
 #include <cuda_runtime_api.h>
 
+#include "course_dtype.h" /* course_dtype: the element types, one enum for the whole course */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* The element types the op accepts. 16-bit types are passed as their raw bits. */
-typedef enum { NORM_F32 = 0, NORM_F64 = 1, NORM_F16 = 2, NORM_BF16 = 3 } norm_dtype;
 
 /* The rungs of the ladder. NORM_VERSION_BEST is the one the op uses by default. */
 enum { NORM_VERSION_FIRST = 0, NORM_VERSION_LAST = 4, NORM_VERSION_BEST = 3 };
@@ -32,31 +32,34 @@ enum { NORM_VERSION_FIRST = 0, NORM_VERSION_LAST = 4, NORM_VERSION_BEST = 3 };
 
 /* ---- CPU (norm_diff_cpu.c) ------------------------------------------------------------------------------------ */
 /* Returns ‖a − b‖₂ accumulated in double. */
-double norm_diff_cpu(norm_dtype dtype, const void *a, const void *b, int64_t n);
+double norm_diff_cpu(course_dtype dtype, const void *a, const void *b, int64_t n);
 /* Σ (a − b)², accumulated in double: the norm before its square root. */
-double norm_diff_sum_squares_cpu(norm_dtype dtype, const void *a, const void *b, int64_t n);
+double norm_diff_sum_squares_cpu(course_dtype dtype, const void *a, const void *b, int64_t n);
 /* grad_a[i] = g·(a[i] − b[i])/norm, or 0 when norm == 0 (what torch.norm's gradient gives there). */
-void norm_diff_backward_cpu(norm_dtype dtype, double g, double norm, const void *a, const void *b, void *grad_a,
+void norm_diff_backward_cpu(course_dtype dtype, double g, double norm, const void *a, const void *b, void *grad_a,
                             int64_t n);
 
 /* ---- CUDA (norm_diff_kernels.cu) ------------------------------------------------------------------------------ */
-/* Bytes of device scratch memory rung `version` needs for n elements of `dtype` on the current device (block partials
- * and a counter). The caller allocates it (PyTorch's caching allocator makes that cheap) and passes it in. */
-size_t norm_diff_workspace_bytes(int version, norm_dtype dtype, int64_t n);
+/* Every function returns the first CUDA error it meets (cudaSuccess otherwise); the caller turns it into an exception.
+ *
+ * *bytes = the device scratch memory rung `version` needs for n elements of `dtype` on the current device (block
+ * partials and a counter). The caller allocates it (PyTorch's caching allocator makes that cheap) and passes it in.
+ * The grid, and so the size, comes from the occupancy API: that query can fail, and its error is returned. */
+cudaError_t norm_diff_workspace_bytes(int version, course_dtype dtype, int64_t n, size_t *bytes);
 
 /* out (one element of `dtype`) = ‖a − b‖₂, computed by rung `version` on `stream`. Returns cudaErrorInvalidValue for
  * a version outside NORM_VERSION_FIRST..NORM_VERSION_LAST or a workspace that is too small. */
-cudaError_t norm_diff_cuda(int version, norm_dtype dtype, const void *a, const void *b, int64_t n, void *out,
+cudaError_t norm_diff_cuda(int version, course_dtype dtype, const void *a, const void *b, int64_t n, void *out,
                            void *workspace, size_t workspace_bytes, cudaStream_t stream);
 
 /* *sum_squares (one double in device memory) = Σ (a − b)², by the best rung (NORM_VERSION_BEST) with its final
  * square root left out; the workspace is norm_diff_workspace_bytes(NORM_VERSION_BEST, dtype, n). Sums of several
  * pieces of a and b add up to the sum of the whole, so a norm split across devices takes one root at the end. */
-cudaError_t norm_diff_sum_squares_cuda(norm_dtype dtype, const void *a, const void *b, int64_t n, double *sum_squares,
+cudaError_t norm_diff_sum_squares_cuda(course_dtype dtype, const void *a, const void *b, int64_t n, double *sum_squares,
                                        void *workspace, size_t workspace_bytes, cudaStream_t stream);
 
 /* grad_a = (*g)·(a − b)/(*norm), 0 where *norm == 0; g and norm are one element of `dtype` in device memory. */
-cudaError_t norm_diff_backward_cuda(norm_dtype dtype, const void *g, const void *norm, const void *a, const void *b,
+cudaError_t norm_diff_backward_cuda(course_dtype dtype, const void *g, const void *norm, const void *a, const void *b,
                                     void *grad_a, int64_t n, cudaStream_t stream);
 
 #ifdef __cplusplus

@@ -57,38 +57,38 @@ static uint16_t float_to_bfloat16(float f) {
     return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);                /* round to nearest even */
 }
 
-static double load(norm_dtype dtype, const void *p, int64_t i) {
+static double load(course_dtype dtype, const void *p, int64_t i) {
     switch (dtype) {
-        case NORM_F32:
+        case COURSE_FLOAT32:
             return ((const float *)p)[i];
-        case NORM_F64:
+        case COURSE_FLOAT64:
             return ((const double *)p)[i];
-        case NORM_F16:
+        case COURSE_FLOAT16:
             return half_to_double(((const uint16_t *)p)[i]);
-        case NORM_BF16:
+        case COURSE_BFLOAT16:
             return bfloat16_to_double(((const uint16_t *)p)[i]);
     }
     return NAN;
 }
 
-static void store(norm_dtype dtype, void *p, int64_t i, double value) {
+static void store(course_dtype dtype, void *p, int64_t i, double value) {
     switch (dtype) {
-        case NORM_F32:
+        case COURSE_FLOAT32:
             ((float *)p)[i] = (float)value;
             break;
-        case NORM_F64:
+        case COURSE_FLOAT64:
             ((double *)p)[i] = value;
             break;
-        case NORM_F16:
+        case COURSE_FLOAT16:
             ((uint16_t *)p)[i] = float_to_half((float)value);
             break;
-        case NORM_BF16:
+        case COURSE_BFLOAT16:
             ((uint16_t *)p)[i] = float_to_bfloat16((float)value);
             break;
     }
 }
 
-double norm_diff_sum_squares_cpu(norm_dtype dtype, const void *a, const void *b, int64_t n) {
+double norm_diff_sum_squares_cpu(course_dtype dtype, const void *a, const void *b, int64_t n) {
     double sum = 0.0;
     for (int64_t i = 0; i < n; i++) {
         const double d = load(dtype, a, i) - load(dtype, b, i);
@@ -97,11 +97,11 @@ double norm_diff_sum_squares_cpu(norm_dtype dtype, const void *a, const void *b,
     return sum;
 }
 
-double norm_diff_cpu(norm_dtype dtype, const void *a, const void *b, int64_t n) {
+double norm_diff_cpu(course_dtype dtype, const void *a, const void *b, int64_t n) {
     return sqrt(norm_diff_sum_squares_cpu(dtype, a, b, n));
 }
 
-void norm_diff_backward_cpu(norm_dtype dtype, double g, double norm, const void *a, const void *b, void *grad_a,
+void norm_diff_backward_cpu(course_dtype dtype, double g, double norm, const void *a, const void *b, void *grad_a,
                             int64_t n) {
     const double scale = norm == 0.0 ? 0.0 : g / norm; /* torch's gradient of the norm at 0 is 0 */
     for (int64_t i = 0; i < n; i++) store(dtype, grad_a, i, scale * (load(dtype, a, i) - load(dtype, b, i)));

@@ -14,9 +14,9 @@
  *   rung 2  what changed: the block sums use warp shuffles (__shfl_down_sync): 5 steps inside each warp through
  *           registers, one barrier to combine the 8 warp sums. Still two launches.
  *   rung 3  what changed: 16-byte loads (4 floats or 8 halves at once), 4 of them per tensor in flight per thread,
- *           a grid of a few blocks per SM that strides over the array, and ONE launch: each block writes its
- *           partial, and the last block to finish (it learns that from an atomic counter) sums the partials in a
- *           fixed order — the same result on every run.
+ *           a grid of one wave (every block the GPU holds at once, from the occupancy API) that strides over the
+ *           array, and ONE launch: each block writes its partial, and the last block to finish (it learns that
+ *           from an atomic counter) sums the partials in a fixed order — the same result on every run.
  *   rung 4  what changed from 3: cub::BlockReduce replaces the hand-written block sum — the library way.
  *
  * norm_diff_sum_squares_cuda runs rung 3 without its last step: it writes the sum of squares, in double, instead
@@ -24,7 +24,8 @@
  *
  * Accumulation: each thread sums its own elements in fp32 (fp64 for double inputs) over runs of a few hundred
  * elements; those per-thread partials are combined in double. The result is written in the input's dtype.
- * Launchers return the launch's cudaError_t; the binding turns it into a Python exception.
+ * Every function returns the first CUDA error it meets (a launch's, an occupancy query's, a memset's); the binding
+ * turns it into a Python exception. Nothing here turns an error into a default and runs on.
  */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -34,6 +35,7 @@
 
 #include "course_accumulate.cuh"
 #include "course_check.h"
+#include "course_launch.cuh"
 #include "norm_diff.h"
 #include <norm_blocks.h> /* <...>: EXERCISE=1 builds put exercises/ first on the include path */
 
@@ -42,7 +44,8 @@ namespace {
 constexpr int kThreads = 256;           /* threads per block, rungs 1-4 */
 constexpr int kSeedThreads = 512;       /* rung 0, as in the seed */
 constexpr int kTwoPassMaxBlocks = 1024; /* rungs 1-2: at most this many partials for the second pass */
-constexpr int kBlocksPerSM = 4;         /* rungs 3-4: "a few blocks per SM", each striding over the array */
+constexpr int kSinglePassWaves = 1;     /* rungs 3-4: one wave of blocks, each striding over the array */
+constexpr int kBackwardWaves = 4;       /* the backward: up to 4 waves, then each thread loops */
 constexpr int kUnroll = 4;              /* rungs 3-4: 16-byte loads per tensor in flight per thread */
 
 /* The accumulator type: fp32, or fp64 for double inputs (course_accumulate.cuh). */
@@ -129,11 +132,8 @@ __global__ void norm_shuffle_finish(const double *partials, int count, T *out) {
 }
 
 /* ---- rungs 3 and 4: one pass, 16-byte loads, last block done --------------------------------------------------- */
-template <typename T>
-struct alignas(16) Pack {
-    static constexpr int size = 16 / sizeof(T);
-    T v[size];
-};
+/* course::Pack<T> (course_launch.cuh): 16 bytes of T, aligned so that one copy is one 128-bit load. */
+using course::Pack;
 
 template <typename T, typename A>
 __device__ __forceinline__ void add_squares(A &sum, const Pack<T> &x, const Pack<T> &y) {
@@ -181,7 +181,7 @@ __global__ void __launch_bounds__(kThreads)
     acc_t sums[kUnroll] = {}; /* independent accumulators: the adds do not wait on each other */
     int64_t vectorized = 0;   /* elements covered by 16-byte loads */
 
-    if ((((uintptr_t)a | (uintptr_t)b) % 16) == 0) { /* a slice like x[1:] is not 16-byte aligned */
+    if (course::is_pack_aligned(a) && course::is_pack_aligned(b)) { /* a slice like x[1:] is not 16-byte aligned */
         const Pack<T> *pa = reinterpret_cast<const Pack<T> *>(a);
         const Pack<T> *pb = reinterpret_cast<const Pack<T> *>(b);
         const int64_t packs = n / V;
@@ -236,54 +236,53 @@ __global__ void norm_backward_kernel(const T *g, const T *norm, const T *a, cons
 }
 
 /* ---- grids, the dispatcher ------------------------------------------------------------------------------------- */
-int sm_count() {
-    int device = 0, sms = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-        return 0;
-    }
-    return sms;
-}
-
 int64_t ceil_div(int64_t x, int64_t y) {
     return (x + y - 1) / y;
 }
 
-/* Blocks of the first (or only) launch of a rung; 0 for a bad version. */
-int grid_size(int version, int64_t n, size_t element_size) {
-    int64_t blocks;
+/* The kernel of rung 3 or 4 for T, whose registers and shared memory set how many blocks an SM holds. The sum of
+ * squares (norm_diff_sum_squares_cuda) runs rung 3's loads and sums with another ending, and takes rung 3's grid,
+ * so that both add the same partials in the same order. */
+template <typename T>
+auto single_pass_kernel(int version) {
+    return version == 3 ? norm_single_pass<T, false> : norm_single_pass<T, true>;
+}
+
+/* *blocks = the blocks of the first (or only) launch of rung `version` for n elements of T; cudaErrorInvalidValue for
+ * a version outside the ladder, or the occupancy query's error. */
+template <typename T>
+cudaError_t grid_size(int version, int64_t n, int64_t *blocks) {
     switch (version) {
         case 0:
-            return 1;
+            *blocks = 1;
+            return cudaSuccess;
         case 1:
-        case 2:
-            blocks = ceil_div(n, kThreads);
-            return (int)(blocks < 1 ? 1 : blocks > kTwoPassMaxBlocks ? kTwoPassMaxBlocks : blocks);
-        case 3:
-        case 4: {
-            const int64_t most = (int64_t)kBlocksPerSM * (sm_count() > 0 ? sm_count() : 1);
-            blocks = ceil_div(n, (int64_t)kThreads * (int64_t)(16 / element_size)); /* one 16-byte load each */
-            return (int)(blocks < 1 ? 1 : blocks > most ? most : blocks);
+        case 2: {
+            const int64_t wanted = ceil_div(n, kThreads);
+            *blocks = wanted < 1 ? 1 : wanted > kTwoPassMaxBlocks ? kTwoPassMaxBlocks : wanted;
+            return cudaSuccess;
         }
+        case 3:
+        case 4: /* one 16-byte load per thread, at most one wave: SMs x the blocks one SM holds (occupancy API) */
+            return course::grid_size(single_pass_kernel<T>(version), kThreads, 0, ceil_div(n, Pack<T>::size),
+                                     kSinglePassWaves, blocks);
         default:
-            return 0;
+            return cudaErrorInvalidValue;
     }
 }
 
-size_t workspace_bytes(int version, int64_t n, size_t element_size) {
-    const size_t partials = (size_t)grid_size(version, n, element_size) * sizeof(double);
-    return version >= 3 ? partials + 16 : partials; /* rungs 3-4: and the blocks-done counter */
-}
-
-size_t element_size(norm_dtype dtype) {
-    return dtype == NORM_F64 ? 8 : dtype == NORM_F32 ? 4 : 2;
+/* Rungs 1-4 keep one double per block (the partials); rungs 3-4 also a blocks-done counter, 16 bytes. */
+size_t workspace_size(int version, int64_t blocks) {
+    const size_t partials = (size_t)blocks * sizeof(double);
+    return version >= 3 ? partials + 16 : partials;
 }
 
 template <typename T>
-cudaError_t launch(int version, const T *a, const T *b, int64_t n, T *out, void *workspace, size_t workspace_size,
+cudaError_t launch(int version, const T *a, const T *b, int64_t n, T *out, void *workspace, size_t workspace_bytes,
                    cudaStream_t stream) {
-    const int blocks = grid_size(version, n, sizeof(T));
-    if (blocks == 0 || workspace_size < workspace_bytes(version, n, sizeof(T))) return cudaErrorInvalidValue;
+    int64_t blocks = 0;
+    CUDA_RETURN_IF_ERROR(grid_size<T>(version, n, &blocks));
+    if (workspace_bytes < workspace_size(version, blocks)) return cudaErrorInvalidValue;
     double *partials = static_cast<double *>(workspace);
     switch (version) {
         case 0:
@@ -292,12 +291,12 @@ cudaError_t launch(int version, const T *a, const T *b, int64_t n, T *out, void 
         case 1:
             norm_tree_partials<<<blocks, kThreads, 0, stream>>>(a, b, n, partials);
             CUDA_RETURN_IF_ERROR(cudaGetLastError());
-            norm_tree_finish<<<1, kThreads, 0, stream>>>(partials, blocks, out);
+            norm_tree_finish<<<1, kThreads, 0, stream>>>(partials, (int)blocks, out);
             break;
         case 2:
             norm_shuffle_partials<<<blocks, kThreads, 0, stream>>>(a, b, n, partials);
             CUDA_RETURN_IF_ERROR(cudaGetLastError());
-            norm_shuffle_finish<<<1, kThreads, 0, stream>>>(partials, blocks, out);
+            norm_shuffle_finish<<<1, kThreads, 0, stream>>>(partials, (int)blocks, out);
             break;
         case 3:
         case 4: {
@@ -312,7 +311,7 @@ cudaError_t launch(int version, const T *a, const T *b, int64_t n, T *out, void 
             }
             break;
         }
-        default: /* unreachable: grid_size returned 0 above; kept so a new rung cannot be silently skipped */
+        default: /* unreachable: grid_size failed above; kept so a new rung cannot be silently skipped */
             return cudaErrorInvalidValue;
     }
     return cudaGetLastError();
@@ -320,9 +319,10 @@ cudaError_t launch(int version, const T *a, const T *b, int64_t n, T *out, void 
 
 template <typename T>
 cudaError_t launch_sum_squares(const T *a, const T *b, int64_t n, double *sum_squares, void *workspace,
-                               size_t workspace_size, cudaStream_t stream) {
-    const int blocks = grid_size(NORM_VERSION_BEST, n, sizeof(T));
-    if (workspace_size < workspace_bytes(NORM_VERSION_BEST, n, sizeof(T))) return cudaErrorInvalidValue;
+                               size_t workspace_bytes, cudaStream_t stream) {
+    int64_t blocks = 0;
+    CUDA_RETURN_IF_ERROR(grid_size<T>(NORM_VERSION_BEST, n, &blocks)); /* rung 3's grid: the same partials */
+    if (workspace_bytes < workspace_size(NORM_VERSION_BEST, blocks)) return cudaErrorInvalidValue;
     double *partials = static_cast<double *>(workspace);
     unsigned int *blocks_done = reinterpret_cast<unsigned int *>(partials + blocks);
     CUDA_RETURN_IF_ERROR(cudaMemsetAsync(blocks_done, 0, sizeof(unsigned int), stream));
@@ -335,58 +335,46 @@ template <typename T>
 cudaError_t launch_backward(const void *g, const void *norm, const void *a, const void *b, void *grad_a, int64_t n,
                             cudaStream_t stream) {
     if (n == 0) return cudaSuccess;
-    const int64_t most = 32LL * (sm_count() > 0 ? sm_count() : 1);
-    const int64_t blocks = ceil_div(n, kThreads) < most ? ceil_div(n, kThreads) : most;
+    int64_t blocks = 0; /* one element per thread, at most kBackwardWaves waves (occupancy API), then threads loop */
+    CUDA_RETURN_IF_ERROR(course::grid_size(norm_backward_kernel<T>, kThreads, 0, n, kBackwardWaves, &blocks));
     norm_backward_kernel<T><<<(unsigned int)blocks, kThreads, 0, stream>>>(
         static_cast<const T *>(g), static_cast<const T *>(norm), static_cast<const T *>(a), static_cast<const T *>(b),
         static_cast<T *>(grad_a), n);
     return cudaGetLastError();
 }
 
-/* Calls launch(T{}) with T the element type that `dtype` names: the one switch over dtypes. */
-template <typename Launch>
-cudaError_t with_element_type(norm_dtype dtype, Launch &&launch) {
-    switch (dtype) {
-        case NORM_F32:
-            return launch(float{});
-        case NORM_F64:
-            return launch(double{});
-        case NORM_F16:
-            return launch(__half{});
-        case NORM_BF16:
-            return launch(__nv_bfloat16{});
-        default:
-            return cudaErrorInvalidValue;
-    }
-}
-
 }  // namespace
 
-extern "C" size_t norm_diff_workspace_bytes(int version, norm_dtype dtype, int64_t n) {
-    return workspace_bytes(version, n, element_size(dtype));
+extern "C" cudaError_t norm_diff_workspace_bytes(int version, course_dtype dtype, int64_t n, size_t *bytes) {
+    return course::with_element_type(dtype, [&](auto zero) {
+        int64_t blocks = 0;
+        CUDA_RETURN_IF_ERROR(grid_size<decltype(zero)>(version, n, &blocks));
+        *bytes = workspace_size(version, blocks);
+        return cudaSuccess;
+    });
 }
 
-extern "C" cudaError_t norm_diff_cuda(int version, norm_dtype dtype, const void *a, const void *b, int64_t n, void *out,
-                                      void *workspace, size_t workspace_size, cudaStream_t stream) {
-    return with_element_type(dtype, [&](auto zero) {
+extern "C" cudaError_t norm_diff_cuda(int version, course_dtype dtype, const void *a, const void *b, int64_t n,
+                                      void *out, void *workspace, size_t workspace_bytes, cudaStream_t stream) {
+    return course::with_element_type(dtype, [&](auto zero) {
         using T = decltype(zero);
         return launch(version, static_cast<const T *>(a), static_cast<const T *>(b), n, static_cast<T *>(out),
-                      workspace, workspace_size, stream);
+                      workspace, workspace_bytes, stream);
     });
 }
 
-extern "C" cudaError_t norm_diff_sum_squares_cuda(norm_dtype dtype, const void *a, const void *b, int64_t n,
-                                                  double *sum_squares, void *workspace, size_t workspace_size,
+extern "C" cudaError_t norm_diff_sum_squares_cuda(course_dtype dtype, const void *a, const void *b, int64_t n,
+                                                  double *sum_squares, void *workspace, size_t workspace_bytes,
                                                   cudaStream_t stream) {
-    return with_element_type(dtype, [&](auto zero) {
+    return course::with_element_type(dtype, [&](auto zero) {
         using T = decltype(zero);
         return launch_sum_squares(static_cast<const T *>(a), static_cast<const T *>(b), n, sum_squares, workspace,
-                                  workspace_size, stream);
+                                  workspace_bytes, stream);
     });
 }
 
-extern "C" cudaError_t norm_diff_backward_cuda(norm_dtype dtype, const void *g, const void *norm, const void *a,
+extern "C" cudaError_t norm_diff_backward_cuda(course_dtype dtype, const void *g, const void *norm, const void *a,
                                                const void *b, void *grad_a, int64_t n, cudaStream_t stream) {
-    return with_element_type(
+    return course::with_element_type(
         dtype, [&](auto zero) { return launch_backward<decltype(zero)>(g, norm, a, b, grad_a, n, stream); });
 }

@@ -48,18 +48,23 @@ def test_pieces_add_up_to_the_whole(device):
     torch.testing.assert_close(pieces, sum_squares_diff(a, b), rtol=1e-13, atol=0)
 
 
-def test_bad_inputs_name_the_problem():
+@pytest.mark.parametrize("call", [sum_squares_diff, torch.ops.norm_diff.norm_diff_sum_squares.default])
+def test_bad_inputs_name_the_problem(call):
+    """The same C++ checks as the norm, through the function and through the op."""
     a = torch.randn(10)
-    with pytest.raises(ValueError, match="same shape"):
-        sum_squares_diff(a, torch.randn(11))
-    with pytest.raises(TypeError, match="same dtype"):
-        sum_squares_diff(a, a.double())
-    with pytest.raises(TypeError, match="b has dtype int64"):
-        sum_squares_diff(a, torch.ones(10, dtype=torch.int64))
-    with pytest.raises(ValueError, match="CPU or a CUDA device"):
-        sum_squares_diff(torch.randn(3, device="meta"), torch.randn(3, device="meta"))
-    with pytest.raises(RuntimeError, match="same shape"):  # a direct call is checked in C++
-        torch.ops.norm_diff.norm_diff_sum_squares(a, torch.randn(3))
+    with pytest.raises(ValueError, match=r"^a and b must have the same shape, but a has \(10,\) and b has \(11,\)$"):
+        call(a, torch.randn(11))
+    with pytest.raises(TypeError, match="^a and b must have the same dtype"):
+        call(a, a.double())
+    with pytest.raises(TypeError, match="^b has dtype int64"):
+        call(a, torch.ones(10, dtype=torch.int64))
+    with pytest.raises(ValueError, match="^a and b must have the same device"):
+        call(a, torch.randn(10, device="meta"))
+
+
+def test_autograd_is_registered_in_cpp():
+    a, b = inputs(10, torch.float64, "cpu")
+    assert "SumSquaresBackward" in sum_squares_diff(a.requires_grad_(), b).grad_fn.name()
 
 
 @pytest.mark.parametrize("device", DEVICES)
