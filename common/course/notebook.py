@@ -19,9 +19,8 @@ from course.gpu import gpu_skip_reason
 COURSE_ROOT = Path(__file__).resolve().parents[2]
 
 
-def use_chapter(chapter: str, *, build: bool = True) -> None:
-    """Put chapters/<chapter> on sys.path; with build=True run its `make build` first (quick when up to date).
-    Returns nothing, so that a notebook cell ending in it shows no path of the machine it ran on."""
+def use_chapter(chapter: str, *, build: bool = True) -> Path:
+    """Put chapters/<chapter> on sys.path; with build=True run its `make build` first (quick when up to date)."""
     chapter_dir = COURSE_ROOT / "chapters" / chapter
     if not chapter_dir.is_dir():
         known = ", ".join(sorted(p.name for p in (COURSE_ROOT / "chapters").iterdir() if p.is_dir()))
@@ -35,6 +34,7 @@ def use_chapter(chapter: str, *, build: bool = True) -> None:
             raise RuntimeError(f"`make build` in {chapter_dir} failed:\n{result.stdout}\n{result.stderr}")
     if str(chapter_dir) not in sys.path:
         sys.path.insert(0, str(chapter_dir))
+    return chapter_dir
 
 
 def gpu_cell() -> bool:

@@ -13,6 +13,8 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 
+from course.build import shared_cxx_runtime
+
 from envcheck.compat import Version, driver_can_run_toolkit, extension_build_compatible
 
 
@@ -29,6 +31,9 @@ class Facts:
     nvcc_path: str | None = None
     cuda_home: str | None = None
     arch_list_env: str | None = None  # TORCH_CUDA_ARCH_LIST
+    cxx: str | None = None  # the C++ compiler torch builds extensions with: $CXX, or c++
+    cxx_path: str | None = None  # where that compiler is (None: not found)
+    cxx_shared_runtime: bool | None = None  # does it link the shared libstdc++.so, the C++ runtime torch uses?
 
 
 @dataclass
@@ -102,6 +107,10 @@ def gather_facts() -> Facts:
     if facts.nvcc_path:
         match = re.search(r"release (\d+\.\d+)", _run([facts.nvcc_path, "--version"]))
         facts.nvcc_version = match.group(1) if match else None
+    facts.cxx = os.environ.get("CXX") or "c++"  # torch.utils.cpp_extension's choice
+    facts.cxx_path = shutil.which(facts.cxx)
+    if facts.cxx_path:
+        facts.cxx_shared_runtime = shared_cxx_runtime(facts.cxx_path)
     return facts
 
 
@@ -202,6 +211,29 @@ def diagnose(f: Facts) -> list[Finding]:
             "Point CUDA_HOME at the toolkit's root, the folder that contains bin/nvcc and include/cuda.h.",
         )
 
+    if f.cxx is not None:
+        if f.cxx_path is None:
+            add(
+                "warning",
+                "C++ compiler",
+                f"The C++ compiler {f.cxx} was not found: no extension can be built (torch compiles with $CXX, "
+                "or c++ when CXX is not set).",
+                "Install g++ (e.g. apt install g++), or set CXX to a C++ compiler.",
+            )
+        elif f.cxx_shared_runtime is False:
+            add(
+                "error",
+                "C++ compiler",
+                f"{f.cxx} has only the static C++ runtime (`{f.cxx} -print-file-name=libstdc++.so` prints a bare "
+                "name, not a path): every extension it links gets its own copy of libstdc++, beside the "
+                "libstdc++.so.6 torch uses, and the first number formatted into a failing TORCH_CHECK message "
+                "crashes the process with a segmentation fault (SIGSEGV).",
+                "Build with a compiler that has the shared runtime: export CXX=/usr/bin/g++ (the course's make and "
+                "course.build switch to g++ from PATH by themselves, and say so).",
+            )
+        else:
+            add("ok", "C++ compiler", f"{f.cxx} links extensions against the shared C++ runtime, as torch does.")
+
     for name, capability in f.gpus:
         arch = _arch_of(capability)
         if f.torch_arches:
@@ -234,6 +266,15 @@ def diagnose(f: Facts) -> list[Finding]:
     return found
 
 
+def _compiler_text(facts: Facts) -> str:
+    if facts.cxx is None:
+        return "n/a"
+    if facts.cxx_path is None:
+        return f"{facts.cxx}: not found"
+    runtime = {True: "shared libstdc++", False: "static libstdc++ only", None: "?"}[facts.cxx_shared_runtime]
+    return f"{facts.cxx} ({facts.cxx_path}, {runtime})"
+
+
 def report(facts: Facts, findings: list[Finding]) -> str:
     rows = [
         ("torch", facts.torch_version),
@@ -246,6 +287,7 @@ def report(facts: Facts, findings: list[Finding]) -> str:
         ("nvcc (toolkit)", f"{facts.nvcc_version} at {facts.nvcc_path}" if facts.nvcc_path else "not found"),
         ("CUDA_HOME", facts.cuda_home or "not set"),
         ("TORCH_CUDA_ARCH_LIST", facts.arch_list_env or "not set"),
+        ("C++ compiler ($CXX or c++)", _compiler_text(facts)),
     ]
     width = max(len(k) for k, _ in rows)
     lines = [f"{key:<{width}}  {value}" for key, value in rows]

@@ -20,6 +20,9 @@ def healthy(**changes) -> Facts:
         nvcc_path="/usr/local/cuda/bin/nvcc",
         cuda_home="/usr/local/cuda",
         arch_list_env=None,
+        cxx="c++",
+        cxx_path="/usr/bin/c++",
+        cxx_shared_runtime=True,
     )
     for key, value in changes.items():
         setattr(facts, key, value)
@@ -91,6 +94,62 @@ def test_cuda_home_without_nvcc(tmp_path):
 def test_cuda_home_unset_warns_about_wrappers():
     [finding] = [f for f in diagnose(healthy(cuda_home=None)) if f.topic == "CUDA_HOME"]
     assert "cannot find -lcudart" in finding.message
+
+
+def test_compiler_with_only_the_static_cxx_runtime_is_an_error():
+    """The cause found on the course's GPU machine: CXX=/opt/gcc/bin/g++ has only libstdc++.a, so every extension
+    carries its own C++ runtime and a failing TORCH_CHECK that formats a number crashes the process."""
+    facts = healthy(cxx="/opt/gcc/bin/g++", cxx_path="/opt/gcc/bin/g++", cxx_shared_runtime=False)
+    [finding] = [f for f in diagnose(facts) if f.topic == "C++ compiler"]
+    assert finding.level == "error"
+    assert "-print-file-name=libstdc++.so" in finding.message and "SIGSEGV" in finding.message
+    assert "CXX=/usr/bin/g++" in finding.fix
+    assert "static libstdc++ only" in report(facts, diagnose(facts))
+
+
+def test_compiler_with_the_shared_runtime_is_ok():
+    assert levels(healthy(), "C++ compiler") == ["ok"]
+
+
+def test_missing_compiler_says_what_to_install():
+    [finding] = [
+        f for f in diagnose(healthy(cxx="g++", cxx_path=None, cxx_shared_runtime=None)) if f.topic == "C++ compiler"
+    ]
+    assert finding.level == "warning" and "g++" in finding.fix
+
+
+def _fake_compiler(folder, prints: str) -> str:
+    """A stand-in for a C++ compiler that answers `-print-file-name=libstdc++.so` with `prints`."""
+    path = folder / "fake-g++"
+    path.write_text(f"#!/bin/sh\necho '{prints}'\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "prints, shared",
+    [
+        ("libstdc++.so", False),  # a bare name: the compiler has no shared libstdc++ (/opt/gcc on the GPU machine)
+        ("/usr/lib/gcc/x86_64-linux-gnu/13/libstdc++.so", True),  # a path: it links the shared runtime
+    ],
+)
+def test_gather_facts_asks_the_compiler_named_by_cxx(prints, shared, tmp_path, monkeypatch):
+    compiler = _fake_compiler(tmp_path, prints)
+    monkeypatch.setenv("CXX", compiler)
+    from envcheck import gather_facts
+
+    facts = gather_facts()
+    assert (facts.cxx, facts.cxx_path, facts.cxx_shared_runtime) == (compiler, compiler, shared)
+    assert levels(facts, "C++ compiler") == (["ok"] if shared else ["error"])
+
+
+def test_gather_facts_without_the_compiler(monkeypatch):
+    monkeypatch.setenv("CXX", "no-such-compiler-anywhere")
+    from envcheck import gather_facts
+
+    facts = gather_facts()
+    assert facts.cxx_path is None and facts.cxx_shared_runtime is None
+    assert levels(facts, "C++ compiler") == ["warning"]
 
 
 def test_report_lists_every_fact_and_finding():

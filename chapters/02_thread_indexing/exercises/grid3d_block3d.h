@@ -10,7 +10,8 @@
  * Check yourself: the ti_grid3d_block2d formula in thread_index.h is this one with blockDim.z == 1.
  *
  * Test: EXERCISE=1 make test   (test_emulation.py::test_correct_formula_is_one_to_one[grid3d_block3d-...] and
- * friends pass once this is right).
+ * friends pass once this is right). Under EXERCISE=1 this file replaces src/grid3d_block3d.h: the builds put
+ * exercises/ first on the include path, and thread_index.h includes <grid3d_block3d.h>.
  */
 #ifndef THREAD_INDEX_GRID3D_BLOCK3D_H
 #define THREAD_INDEX_GRID3D_BLOCK3D_H

@@ -98,13 +98,11 @@ static inline HD int64_t ti_grid3d_block2d(ti_thread t) {
     return ti_block_in_grid_3d(t) * ((int64_t)t.blockDim.x * t.blockDim.y) + ti_thread_in_block_2d(t);
 }
 
-/* The ninth, the most general one, is the chapter's exercise: it lives in its own file so that the student's
- * copy (exercises/grid3d_block3d.h) can replace it under EXERCISE=1. */
-#ifdef THREAD_INDEX_EXERCISE
-#include "../exercises/grid3d_block3d.h"
-#else
-#include "grid3d_block3d.h"
-#endif
+/* The ninth, the most general one, is the chapter's exercise: it lives in its own file, included with angle
+ * brackets so that the include path picks it. The builds put exercises/ first on that path under EXERCISE=1 (the
+ * Makefile's $(EXERCISE_INCLUDES), setup.py's setup_extension), so the student's exercises/grid3d_block3d.h
+ * replaces src/grid3d_block3d.h; otherwise src/ (-Isrc) holds the only copy. */
+#include <grid3d_block3d.h>
 
 /* ---- pitfalls from the seeds: wrong formulas kept for the tests and the pictures ---------------------------- */
 /* Seed 002, 1D grid × 1D block: multiplies by the number of blocks instead of the block's size. Threads collide

@@ -84,6 +84,25 @@ def test_gpu_grid_stride_matches_emulation(n, blocks, threads):
 
 
 @gpu
+def test_gpu_ops_check_their_arguments_against_the_device():
+    """The C++ checks (course_torch.h) on CUDA tensors: a block larger than this device allows is refused with the
+    device's own limit, before any launch; the others with the messages and types of course.checks."""
+    limit = ti.device_limits()["max_threads_per_block"]
+    with pytest.raises(ValueError, match=rf"threads must be in \[1, {limit}\] on cuda:\d, got {limit + 1}"):
+        ti.grid_stride_count(10, 1, limit + 1)
+    with pytest.raises(ValueError, match="out must be contiguous"):
+        ti.divergence(torch.empty(8, device="cuda")[::2], "uniform", 1)
+    with pytest.raises(ValueError, match="iters must be in"):
+        ti.divergence(torch.empty(8, device="cuda"), "uniform", -1)
+    with pytest.raises(TypeError, match="table has dtype float32, but only int64 are supported"):
+        torch.ops.thread_index.record_threads_(torch.empty(12, 9, device="cuda"), 0, [3, 1, 1], [4, 1, 1], 0)
+    with pytest.raises(ValueError, match=r"table must have shape .* but has shape \(12, 8\)"):
+        torch.ops.thread_index.record_threads_(
+            torch.empty(12, 8, dtype=torch.int64, device="cuda"), 0, [3, 1, 1], [4, 1, 1], 0
+        )
+
+
+@gpu
 @pytest.mark.slow
 @pytest.mark.big_memory
 def test_gpu_grid_stride_past_2_31_elements():

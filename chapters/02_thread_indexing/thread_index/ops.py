@@ -1,16 +1,18 @@
 """The GPU side: the kernels of src/record.cu through PyTorch's dispatcher (torch.ops.thread_index.*).
 
-Arguments are checked here, before anything is launched, except the device's launch limits: exceeding those (a
-grid.y of 65,536, say) is left to the launch, whose checked error is part of the lesson.
+Each op checks its own arguments, once, in C++ (src/binding.cpp, with the course's checks: the same messages and
+exception types as course.checks). What is checked here is only what this module needs before it calls an op:
+the formula, grid and block that decide how large a table to allocate (the emulation's checks, thread_index.emulate),
+and n. The device's grid limits are left to the launch, whose checked error is part of the lesson (a grid.y of
+65,536, say).
 """
 
 from __future__ import annotations
 
 import torch
-from course import check_tensor
 from course.build import import_extension
 
-from thread_index.emulate import COLUMNS, ThreadTable, check_launch, dim3
+from thread_index.emulate import COLUMNS, ThreadTable, check_launch
 
 _C = import_extension("thread_index")  # registers torch.ops.thread_index.*
 _ops = torch.ops.thread_index
@@ -63,17 +65,15 @@ def record_threads(
     return ThreadTable.from_table(table)
 
 
-def _check_1d_launch(n: int, blocks: int, threads: int) -> None:
+def _check_n(n: int) -> None:
     if not isinstance(n, int) or n < 0:
         raise ValueError(f"n must be an int >= 0, got {n!r}")
-    dim3("blocks", blocks)
-    if not isinstance(threads, int) or not 1 <= threads <= 1024:
-        raise ValueError(f"threads must be an int in [1, 1024], got {threads!r}")
 
 
 def grid_stride_owner(n: int, blocks: int, threads: int, *, device="cuda") -> torch.Tensor:
-    """owner[i]: the number of the thread whose grid-stride loop handled element i (int64)."""
-    _check_1d_launch(n, blocks, threads)
+    """owner[i]: the number of the thread whose grid-stride loop handled element i (int64). blocks and threads are
+    checked by the op, against the device's limits."""
+    _check_n(n)
     owner = torch.full((n,), -1, dtype=torch.int64, device=device)
     if n:
         _ops.grid_stride_owner_(owner, blocks, threads)
@@ -82,7 +82,7 @@ def grid_stride_owner(n: int, blocks: int, threads: int, *, device="cuda") -> to
 
 def grid_stride_count(n: int, blocks: int, threads: int, *, device="cuda") -> torch.Tensor:
     """counts[i]: how many times a grid-stride loop visited element i (uint8; 1 everywhere when it is right)."""
-    _check_1d_launch(n, blocks, threads)
+    _check_n(n)
     counts = torch.zeros(n, dtype=torch.uint8, device=device)
     if n:
         _ops.grid_stride_count_(counts, blocks, threads)
@@ -93,12 +93,10 @@ DIVERGENCE_MODES = {"uniform": 0, "odd_even_lanes": 1, "odd_even_warps": 2}
 
 
 def divergence(out: torch.Tensor, mode: str, iters: int) -> torch.Tensor:
-    """Run the divergence kernel into `out` (float32, CUDA, contiguous); see src/record.cu. Returns out."""
-    check_tensor("out", out, dtypes=(torch.float32,), device="cuda", contiguous=True)
+    """Run the divergence kernel into `out` (float32, CUDA, contiguous); see src/record.cu. Returns out. The op
+    checks out and iters; the mode's name is this function's own argument."""
     if mode not in DIVERGENCE_MODES:
         raise ValueError(f"mode must be one of {', '.join(DIVERGENCE_MODES)}, got {mode!r}")
-    if not isinstance(iters, int) or not 0 <= iters < 2**31:
-        raise ValueError(f"iters must be an int in [0, 2^31), got {iters!r}")
     _ops.divergence_(out, DIVERGENCE_MODES[mode], iters)
     return out
 
