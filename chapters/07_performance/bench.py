@@ -3,10 +3,15 @@
 python bench.py --out DIR            # full run: CSV, Markdown table, plots, goals in DIR
 python bench.py --out DIR --quick    # a few small sizes (what the tests run)
 
-Goals (GPU), each over interleaved rounds (min / median / max printed):
+Goals (GPU), each over interleaved rounds (min / median / max printed), every course op called through its public
+API, as a user calls it:
 - the course's CUDA C kernel >= Triton's speed at 2^26, for each work;
 - every course op >= 0.85x the PyTorch op at every size from 2^10, and >= 1.0x from 2^20;
 - torch.compile, compiled per size, >= 0.5x eager at every size from 2^24 (a sanity floor).
+
+On a GPU it also runs the appendix (perf/appendix_private.py, the one place the course uses a private API): what
+each layer of one call costs at 2^5 ... 2^14, and what a private shortcut past the dispatcher would save. A
+small-size goal that misses gets a note with its op's layers from that table.
 """
 
 from __future__ import annotations
@@ -53,8 +58,9 @@ def markdown(rows: list[dict], title: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def goals(rows: list[dict], out: Path) -> None:
-    """The GPU goals, from the rows of one run (each row carries its per-round speed-ups over eager)."""
+def goals(rows: list[dict], out: Path, layers: list[dict] | None = None) -> None:
+    """The GPU goals, from the rows of one run (each row carries its per-round speed-ups over eager). `layers`: the
+    appendix's rows (perf/appendix_private.py), to explain a small-size goal that misses."""
     gpu = [r for r in rows if r["device"] == "cuda" and r["_speedups"]]
     if not gpu:
         return
@@ -80,6 +86,10 @@ def goals(rows: list[dict], out: Path) -> None:
                 at = f"2^{start.bit_length() - 1} (2^{worst['n'].bit_length() - 1})"
                 what = f"{workload}: {op} / eager, worst size from {at}"
                 g.check_rounds(what, worst["_speedups"], ">=", limit, "x")
+                if statistics.median(worst["_speedups"]) < limit:
+                    note = layers_note(workload, worst["n"], layers or [])
+                    if note:
+                        g.note(note)
     if any(r["implementation"] == "torch.compile" for r in gpu):
         from perf.graphs import compiled_kernel_ratios
 
@@ -90,28 +100,42 @@ def goals(rows: list[dict], out: Path) -> None:
     g.report(out / "goals.txt")
 
 
+def layers_note(workload: str, n: int, layers: list[dict]) -> str:
+    """One line for a missed small-size goal: its op's layers at the appendix's size nearest to n (host µs)."""
+    mine = [r for r in layers if r["workload"] == workload]
+    if not mine:
+        return ""
+    r = min(mine, key=lambda r: abs(r["n_elements"].bit_length() - n.bit_length()))
+    return (
+        f"{workload} at {r['n']} (appendix_private.md, host µs per call): public call {r['public call']:.2f}"
+        f" (Python wrapper {r['Python wrapper']:.2f}, autograd key {r['autograd key']:.2f},"
+        f" torch.ops entry about {r['torch.ops entry']:.2f}, checks + launch {r['checks + launch']:.2f}),"
+        f" kernel {r['kernel (GPU)']:.2f} GPU µs, PyTorch op {r['PyTorch op']:.2f}; the private shortcut would save"
+        f" {r['shortcut saves']:.2f} µs and reach {r['shortcut vs PyTorch']:.2f}x the PyTorch op"
+    )
+
+
 def chain_bench_with_chapter_03(out: Path) -> None:
     """Ten of chapter 03's x*x + b at 2^14: eager, CUDA graph, torch.compile(mode="reduce-overhead")."""
-    from course.notebook import use_chapter
     from perf.graphs import chain_bench
-
-    use_chapter("03_cuda_extension", build=False)
-    from square_bias_cuda import square_bias
-
-    chain_bench(square_bias, out)
-
-
-def overhead_with_chapters(out: Path) -> None:
-    """Where one call's time goes at 2^10, for each course op (perf/overhead.py)."""
     from perf.harness import _chapter
-    from perf.overhead import overhead_table
 
-    modules = [_chapter(c, m) for c, m in OVERHEAD_CHAPTERS]
-    if all(modules):
-        overhead_table(tuple(modules), out)
+    square_bias_cuda = _chapter("03_cuda_extension", "square_bias_cuda")
+    if square_bias_cuda is not None:
+        chain_bench(square_bias_cuda.square_bias, out)
 
 
-OVERHEAD_CHAPTERS = [
+def appendix_with_chapters(out: Path) -> list[dict]:
+    """The appendix (perf/appendix_private.py): each layer of one call of each course op at 2^5 ... 2^14, and what the
+    private shortcut past the dispatcher would save. Returns its rows."""
+    from perf.appendix_private import appendix_table, cases
+    from perf.harness import _chapter
+
+    modules = {package: _chapter(chapter, package) for chapter, package in APPENDIX_CHAPTERS}
+    return appendix_table(cases(**modules), out).rows
+
+
+APPENDIX_CHAPTERS = [
     ("03_cuda_extension", "square_bias_cuda"),
     ("04_jit", "add2"),
     ("05_nvrtc", "nvrtc_relu"),
@@ -187,15 +211,16 @@ def main() -> int:
     plots = plot_all(rows, args.out, environment_line())
     print("\n" + table)
     print("wrote", ", ".join(str(p) for p in [args.out / "perf.csv", args.out / "perf.md", *plots]))
-    goals(rows, args.out)
+    layers = appendix_with_chapters(args.out) if gpu else []
+    goals(rows, args.out, layers)
     if gpu:
         chain_bench_with_chapter_03(args.out)
-        overhead_with_chapters(args.out)
     if not args.quick:
         ncu_report(args.out)
     if args.copy_to is not None:
         args.copy_to.mkdir(parents=True, exist_ok=True)
-        names = ["perf.csv", "perf.md", "goals.txt", "graph_chain.md", "graph_chain_goals.txt", "overhead_2p10.md"]
+        names = ["perf.csv", "perf.md", "goals.txt", "graph_chain.md", "graph_chain_goals.txt"]
+        names += ["appendix_private.md", "appendix_private.csv"]
         names.append("ncu_add2.txt")
         for name in [*names, *(p.name for p in plots)]:
             if (args.out / name).exists() and (args.out / name).resolve() != (args.copy_to / name).resolve():

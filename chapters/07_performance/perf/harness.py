@@ -18,22 +18,29 @@ is timed with CUDA events after warm-up (course.timing.time_cuda), in ROUNDS int
 implementations of a work (course.timing.interleaved_rounds), so that a slow moment of the machine falls on all of
 them alike: a row gives the median over rounds and its min and max, and its speed-up over eager is the median of
 the per-round ratios. CPU work is timed with a monotonic clock.
+
+The course's ops are called through their public functions, as a user calls them; the chapters are imported as
+their reference builds (course.build.import_reference_chapter), also under EXERCISE=1, where only this chapter's
+exercise (perf/extra_implementation.py) is the student's. A chapter that is not built leaves its rows out and says
+so; under COURSE_REQUIRE_BUILDS=1 (make gpu-check, CI) that is an error (_chapter).
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import math
 import statistics
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import torch
-from course.build import exercise_or_reference
+from course.build import builds_required, import_reference_chapter
 from course.compiled import compile_per_shape, first_call_seconds
-from course.notebook import use_chapter
 from course.timing import bandwidth_gbs, interleaved_rounds, rotating, rotation_count, time_cpu
+
+from perf.extra_implementation import EXTRA_IMPLEMENTATION
+from perf.implementation import Implementation
 
 # Bytes each workload must move per element in float32 (each input read once, each output written once) and the
 # floating-point operations per element: the two numbers that place it on a roofline.
@@ -51,27 +58,22 @@ ROUNDS = 5  # interleaved timing rounds per GPU implementation and size
 # does the same, and a test checks that both give each rung the same time.
 
 
-@dataclass
-class Implementation:
-    workload: str
-    name: str
-    device: str  # "cpu" or "cuda"
-    # Given float32 inputs on `device`, return a zero-argument callable that does the work once and returns the
-    # result (a tensor, array, list or number), to be checked and timed.
-    prepare: Callable[..., Callable[[], object]]
-    max_n: int | None = None
-    baseline: bool = False  # eager PyTorch on this device: the others' speed-up is relative to it
-    chapter: str | None = None  # the course chapter whose code this is (None: PyTorch, NumPy, Triton, ...)
-    peer: str | None = None  # "torch.compile" or "Triton": what a user might pick instead of the course's code
+def _left_out(what: str, error: ImportError) -> None:
+    """Under COURSE_REQUIRE_BUILDS=1 (make gpu-check, CI) a missing build is an error; elsewhere its rows are left
+    out, and the run says so."""
+    if builds_required():
+        raise error
+    print(f"  (leaving out {what}: {str(error).splitlines()[0][:200]})", file=sys.stderr)
 
 
-def _chapter(name: str, module: str):
-    """Import a chapter's package, or None (with the reason printed once) when it is not built here."""
+def _chapter(chapter: str, package: str):
+    """Another chapter's package, always its reference build (course.build.import_reference_chapter), or None where
+    it is not built here. Only ImportError (a build that is missing, or made for another torch) is caught: any other
+    error while importing is a real one and stops the run."""
     try:
-        use_chapter(name, build=False)
-        return __import__(module)
-    except Exception as error:  # noqa: BLE001 - any import problem just leaves those rows out
-        print(f"  (skipping {name}: {type(error).__name__}: {str(error).splitlines()[0][:160]})", file=sys.stderr)
+        return import_reference_chapter(chapter, package)
+    except ImportError as error:
+        _left_out(chapter, error)
         return None
 
 
@@ -96,15 +98,14 @@ def _python(fn):
 
 
 def _triton():
-    """perf.triton_kernels, or None (with the reason printed once) where there is no GPU or no Triton."""
+    """perf.triton_kernels, or None where there is no GPU, or no Triton (an ImportError, left out as a missing build
+    is: see _left_out)."""
     if not torch.cuda.is_available():
         return None
     try:
-        from perf import triton_kernels
-
-        return triton_kernels
-    except Exception as error:  # noqa: BLE001 - no Triton, or one that cannot load: those rows are left out
-        print(f"  (skipping Triton: {type(error).__name__}: {str(error).splitlines()[0][:160]})", file=sys.stderr)
+        return importlib.import_module("perf.triton_kernels")
+    except ImportError as error:
+        _left_out("Triton", error)
         return None
 
 
@@ -176,7 +177,7 @@ def implementations(*, with_compile: bool = True) -> list[Implementation]:
     add(Implementation("relu", "eager", "cuda", lambda x: lambda: torch.relu(x), baseline=True))
     relu = _chapter("05_nvrtc", "nvrtc_relu")
     if relu is not None:
-        add(Implementation("relu", "NVRTC ReLU", "cuda", lambda x: lambda: relu.relu_forward(x), chapter="05"))
+        add(Implementation("relu", "NVRTC ReLU", "cuda", lambda x: lambda: relu.relu(x), chapter="05"))
     if with_compile:
         compiled_relu = compile_per_shape(torch.relu)
         add(Implementation("relu", "torch.compile", "cuda", lambda x: lambda: compiled_relu(x), peer="torch.compile"))
@@ -219,15 +220,6 @@ def implementations(*, with_compile: bool = True) -> list[Implementation]:
 
     add(EXTRA_IMPLEMENTATION)
     return impls
-
-
-def _extra_prepare(x, b):
-    """The exercise's reference answer: one PyTorch call that computes b + x*x, instead of two ops."""
-    return lambda: torch.addcmul(b, x, x)
-
-
-EXTRA_IMPLEMENTATION = Implementation("square_bias", "addcmul (exercise)", "cpu", _extra_prepare)
-exercise_or_reference(sys.modules[__name__], "exercises/extra_implementation.py", ["EXTRA_IMPLEMENTATION"])
 
 
 def make_inputs(workload: str, n: int, device: str, seed: int = 0) -> tuple[torch.Tensor, ...]:

@@ -1,14 +1,17 @@
 """The harness: every implementation is checked before it is timed, the checks can fail, and the bench writes its
 tables and plots."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import perf.harness
 import pytest
 import torch
 from perf import WORKLOADS, Implementation, implementations, run
-from perf.harness import EXTRA_IMPLEMENTATION, check, make_inputs, reference
+from perf.extra_implementation import EXTRA_IMPLEMENTATION
+from perf.harness import check, make_inputs, reference
 
 CHAPTER = Path(__file__).resolve().parents[1]
 
@@ -45,6 +48,63 @@ def test_check_rejects_a_float16_shortcut():
 def test_extra_implementation_is_correct():
     """The exercise: one more implementation of y = x*x + b, checked like every other."""
     check(EXTRA_IMPLEMENTATION, make_inputs("square_bias", 3001, "cpu"))
+    assert EXTRA_IMPLEMENTATION in implementations(with_compile=False)
+
+
+@pytest.mark.parametrize("exercise", ["0", "1"])
+def test_the_exercise_file_replaces_the_module(exercise):
+    """Under EXERCISE=1, `import perf.extra_implementation` loads exercises/extra_implementation.py (perf/__init__.py
+    puts exercises/ first on the package's path); otherwise the reference in perf/."""
+    script = (
+        "import perf.extra_implementation as m, perf.harness as h; "
+        "print(m.__file__, h.EXTRA_IMPLEMENTATION is m.EXTRA_IMPLEMENTATION)"
+    )
+    paths = [str(CHAPTER), str(CHAPTER.parents[1] / "common")]
+    env = {**os.environ, "EXERCISE": exercise, "PYTHONPATH": os.pathsep.join(paths)}
+    result = subprocess.run([sys.executable, "-c", script], cwd=CHAPTER, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    path, same = result.stdout.split()
+    folder = "exercises" if exercise == "1" else "perf"
+    assert Path(path) == CHAPTER / folder / "extra_implementation.py" and same == "True"
+
+
+def _missing_build(chapter, package):
+    raise ImportError(f"{package}._C is not built: run `make build` in the chapter's folder")
+
+
+def test_a_missing_build_leaves_its_rows_out_and_says_so(monkeypatch, capsys):
+    monkeypatch.delenv("COURSE_REQUIRE_BUILDS", raising=False)
+    monkeypatch.setattr(perf.harness, "import_reference_chapter", _missing_build)
+    names = {i.name for i in implementations(with_compile=False)}
+    assert "C extension" not in names and "add2 vectorized" not in names and "eager" in names
+    assert "leaving out 04_jit: add2._C is not built" in capsys.readouterr().err
+
+
+def test_a_missing_build_is_an_error_where_builds_are_required(monkeypatch):
+    """make gpu-check and CI set COURSE_REQUIRE_BUILDS=1: a table without a chapter's rows would pass unnoticed."""
+    monkeypatch.setenv("COURSE_REQUIRE_BUILDS", "1")
+    monkeypatch.setattr(perf.harness, "import_reference_chapter", _missing_build)
+    with pytest.raises(ImportError, match="is not built"):
+        implementations(with_compile=False)
+
+
+def test_an_error_other_than_a_missing_build_is_never_swallowed(monkeypatch):
+    def broken(chapter, package):
+        raise RuntimeError(f"{package} is broken")
+
+    monkeypatch.delenv("COURSE_REQUIRE_BUILDS", raising=False)
+    monkeypatch.setattr(perf.harness, "import_reference_chapter", broken)
+    with pytest.raises(RuntimeError, match="is broken"):
+        implementations(with_compile=False)
+
+
+def test_under_exercise_1_the_other_chapters_are_their_reference_builds(monkeypatch):
+    """Only this chapter's own file is the student's: the harness imports the other chapters' reference builds
+    (their _C, not _C_exercise), so EXERCISE=1 needs no exercise build of chapters 01-06."""
+    monkeypatch.setenv("EXERCISE", "1")
+    monkeypatch.setenv("COURSE_REQUIRE_BUILDS", "1")
+    names = {i.name for i in implementations(with_compile=False)}
+    assert {"C extension", "CUDA extension", "add2 vectorized", "NVRTC ReLU", "ladder rung 3"} <= names
 
 
 def test_cpu_run_at_tiny_sizes():
