@@ -1,95 +1,73 @@
-"""EXERCISE: launching a compiled kernel from Python with cuLaunchKernel. Under `EXERCISE=1` the package imports
-this file instead of nvrtc_relu/launch.py. Read that file's docstring for the idea; fill in the three TODOs.
+"""EXERCISE: the launch, cuLaunchKernel from Python through cuda.bindings. Under `EXERCISE=1` the package imports
+this file as nvrtc_relu.launch instead of nvrtc_relu/launch.py (the op calls its `launch`); fill in the TODOs.
 
-cuLaunchKernel wants `kernelParams`: a C array of pointers, entry i holding the ADDRESS of the kernel's i-th
-argument. Each thread gets one buffer per kernel, made once: a block of bytes holding the argument values, and
-the pointer array pointing into it; a call only writes the new values and passes the array's address (an int).
+    CUresult cuLaunchKernel(CUfunction f,
+                            unsigned gridDimX, unsigned gridDimY, unsigned gridDimZ,     // blocks
+                            unsigned blockDimX, unsigned blockDimY, unsigned blockDimZ,  // threads per block
+                            unsigned sharedMemBytes, CUstream hStream,
+                            void **kernelParams, void **extra);
 
-    layout for relu_forward(float *y, const float *x, long long n), format "<QQq":
-      values:   [ y (8 bytes) | x (8 bytes) | n (8 bytes) ]
-      pointers: [ &values[0]  | &values[8]  | &values[16] ]  -> kernelParams
+In C, kernelParams is an array of pointers: entry i holds the ADDRESS of the kernel's i-th argument, in the order
+the kernel declares them. From Python, cuda.bindings builds that array for us from two tuples, the argument values
+and their C types (ctypes):
 
-Tests without a GPU: tests/test_launch_plan.py (grid sizes, the packed buffer). With a GPU: every op test.
+    vector_add(float *c, const float *a, const float *b, long long n)
+        ->  ((c_ptr, a_ptr, b_ptr, n), (c_void_p, c_void_p, c_void_p, c_longlong))
+
+Tests without a GPU: tests/test_launch_plan.py (grid sizes, the C types against src/kernels.cu). With a GPU:
+every op test, since the op launches through this file.
 """
 
 from __future__ import annotations
 
 import ctypes
-import struct
-import threading
 
-from cuda.bindings import driver  # imported once here: an import inside __call__ costs about 0.4 µs a launch
+from cuda.bindings import driver
 
+from .driver import check  # this file is imported as nvrtc_relu.launch
+
+BLOCK = 256  # threads per block: any multiple of 32 up to the kernel's limit (1024 here) works
+MAX_GRID_X = 2**31 - 1  # the largest grid in x; the kernels' grid-stride loops cover any n with fewer blocks
+
+# Each kernel's parameters as C types, in the order src/kernels.cu declares them.
+PARAMETER_TYPES = {
+    # vector_add(float *c, const float *a, const float *b, long long n)
+    "vector_add": (ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_longlong),
+    # TODO (2 lines): the C types of relu_forward's and relu_backward's parameters. Read their declarations in
+    # src/kernels.cu: a pointer (float *, const float *) is passed as ctypes.c_void_p, a long long as
+    # ctypes.c_longlong.
+    "relu_forward": (),
+    "relu_backward": (),
+}
+# Elements each thread handles per grid-stride step (the ReLU kernels load 4 floats at once).
 ITEMS_PER_THREAD = {"vector_add": 1, "relu_forward": 4, "relu_backward": 4}
-# One struct format character per kernel argument: Q = a device pointer (unsigned 64-bit), q = long long.
-ARGUMENT_FORMATS = {"vector_add": "QQQq", "relu_forward": "QQq", "relu_backward": "QQQq"}
-MAX_GRID_X = 2**31 - 1
 
 
 def grid_for(n: int, items_per_thread: int, block: int) -> int:
     """Blocks of `block` threads so that each group of `items_per_thread` elements gets a thread:
-    ceil(ceil(n / items_per_thread) / block), at most MAX_GRID_X; 0 when n == 0."""
-    # TODO (2 lines): integer arithmetic only (no floats: n may exceed 2**53 in principle).
+    ceil(ceil(n / items_per_thread) / block), at most MAX_GRID_X; 0 when n == 0 (then nothing is launched)."""
+    # TODO (2 lines): integer arithmetic only (no floats: n may be larger than a float holds exactly).
+    # Hint: ceil(a / b) == -(-a // b) for integers.
     return 0
 
 
-def pack_args(argument_format: str, *values: int) -> bytes:
-    """The kernel arguments' bytes as the kernel expects them: little-endian, no padding (all are 8 bytes)."""
-    return struct.pack("<" + argument_format, *values)
+def kernel_arguments(name: str, *values: int) -> tuple[tuple[int, ...], tuple[type, ...]]:
+    """The kernelParams that cuda.bindings' cuLaunchKernel takes: (the argument values, their C types)."""
+    types = PARAMETER_TYPES[name]
+    if len(values) != len(types):
+        raise TypeError(f"kernel {name} takes {len(types)} arguments, got {len(values)}")
+    return values, types
 
 
-def argument_offsets(argument_format: str) -> list[int]:
-    """Where each argument starts in pack_args' bytes."""
-    return [struct.calcsize("<" + argument_format[:i]) for i in range(len(argument_format))]
-
-
-class Launcher:
-    """One compiled kernel, ready to launch: `launcher(stream_handle, n, block, *values)`."""
-
-    def __init__(self, function, name: str):
-        self.function = function  # a cuda.bindings.driver.CUfunction
-        # the same handle as a plain integer, for the launch from C (ops.c_launch); 0 for a plan without a kernel
-        self.handle = 0 if function is None else int(function)
-        self.name = name
-        self.items_per_thread = ITEMS_PER_THREAD[name]
-        self.format = ARGUMENT_FORMATS[name]
-        self._struct = struct.Struct("<" + self.format)
-        self._offsets = argument_offsets(self.format)
-        self._local = threading.local()  # each thread packs into its own buffer
-        self._streams: dict[int, object] = {}
-
-    def _buffer(self):
-        buffer = getattr(self._local, "buffer", None)
-        if buffer is None:
-            values = ctypes.create_string_buffer(self._struct.size)
-            # TODO (2 lines): `pointers`, a ctypes array of c_void_p (ctypes.c_void_p * count), entry i holding
-            # the address of argument i inside `values` (ctypes.addressof(values) + offset i).
-            pointers = (ctypes.c_void_p * len(self._offsets))()
-            buffer = self._local.buffer = (values, pointers, ctypes.addressof(pointers))
-        return buffer
-
-    def pack(self, *values: int) -> int:
-        """Write the arguments into this thread's buffer; returns the address of the pointer array (kernelParams)."""
-        values_buffer, _, params = self._buffer()
-        # TODO (1 line): write `values` into values_buffer with self._struct.pack_into.
-        return params
-
-    def _stream(self, handle: int):
-        stream = self._streams.get(handle)
-        if stream is None:
-            stream = self._streams[handle] = driver.CUstream(handle)
-        return stream
-
-    def __call__(self, stream_handle: int, n: int, block: int, *values: int) -> None:
-        """Launch on the stream whose CUstream handle is `stream_handle`; `values` are the kernel's arguments."""
-        grid = grid_for(n, self.items_per_thread, block)
-        if grid == 0:
-            return
-        params = self.pack(*values)
-        # TODO (about 3 lines): result = driver.cuLaunchKernel(function, grid x/y/z, block x/y/z, shared memory
-        # bytes, stream (self._stream(stream_handle)), kernelParams (params), extra (0)) — it returns a 1-tuple.
-        result = driver.CUresult.CUDA_ERROR_NOT_SUPPORTED
-        if result != driver.CUresult.CUDA_SUCCESS:
-            from nvrtc_relu.driver import DriverError, error_name
-
-            raise DriverError(f"cuLaunchKernel({self.name}, grid={grid}, block={block}) failed: {error_name(result)}")
+def launch(function, name: str, n: int, stream: int, *values: int, block: int = BLOCK) -> None:
+    """Launch the kernel `name` (its CUfunction `function`) over n elements on `stream` (a CUstream handle as an
+    int, e.g. torch.cuda.current_stream().cuda_stream). `values` are the kernel's arguments: data pointers and n.
+    Raises DriverError when the driver refuses the launch."""
+    grid = grid_for(n, ITEMS_PER_THREAD[name], block)
+    if grid == 0:
+        return  # nothing to do, and a grid of 0 blocks is an error for the driver
+    # TODO (about 8 lines): (result,) = driver.cuLaunchKernel(...) with, in order: the function; the grid in x, y,
+    # z (grid, 1, 1); the block in x, y, z (block, 1, 1); 0 bytes of dynamic shared memory; the stream;
+    # kernelParams, which kernel_arguments(name, *values) builds; and 0 for `extra`. It returns a 1-tuple.
+    result = driver.CUresult.CUDA_ERROR_NOT_SUPPORTED
+    check(result, f"cuLaunchKernel({name}, grid={grid}, block={block})")

@@ -8,6 +8,7 @@ CuPy launch on torch's current stream.
 from __future__ import annotations
 
 import torch
+from course.checks import check_tensor
 
 from . import compiler, launch, ops
 
@@ -26,7 +27,7 @@ _kernels: dict[str, object] = {}
 def relu_forward_cupy(x: torch.Tensor) -> torch.Tensor:
     import cupy
 
-    ops._check("x", x)
+    check_tensor("x", x, dtypes=ops.FLOAT32, device="cuda", contiguous=True)
     kernel = _kernels.get("relu_forward")
     if kernel is None:
         kernel = _kernels["relu_forward"] = cupy.RawKernel(
@@ -35,7 +36,7 @@ def relu_forward_cupy(x: torch.Tensor) -> torch.Tensor:
     y = torch.empty_like(x)
     n = x.numel()
     if n:
-        grid = launch.grid_for(n, launch.ITEMS_PER_THREAD["relu_forward"], ops.BLOCK)
-        with cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
-            kernel((grid,), (ops.BLOCK,), (cupy.from_dlpack(y), cupy.from_dlpack(x), cupy.int64(n)))
+        grid = launch.grid_for(n, launch.ITEMS_PER_THREAD["relu_forward"], launch.BLOCK)
+        with cupy.cuda.ExternalStream(torch.cuda.current_stream(x.device).cuda_stream):
+            kernel((grid,), (launch.BLOCK,), (cupy.from_dlpack(y), cupy.from_dlpack(x), cupy.int64(n)))
     return y

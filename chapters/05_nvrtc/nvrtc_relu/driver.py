@@ -1,12 +1,17 @@
 """The CUDA Driver API from Python (cuda.bindings.driver): the device's primary context, loading modules, errors.
 
 PyTorch uses the runtime API, which works in each device's PRIMARY context. We load our modules into that same
-context (cuDevicePrimaryCtxRetain), so our kernels can use torch's memory and torch's streams.
+context (cuDevicePrimaryCtxRetain), so our kernels can use torch's memory and torch's streams. Every driver call
+returns a CUresult first; check() turns any other result than CUDA_SUCCESS into a DriverError naming the call.
 """
 
 from __future__ import annotations
 
 import threading
+
+from cuda.bindings import driver as cu  # importing it needs no driver; its functions load libcuda on first use
+
+_SUCCESS = cu.CUresult.CUDA_SUCCESS
 
 
 class NoDriverError(RuntimeError):
@@ -18,21 +23,13 @@ class DriverError(RuntimeError):
 
 
 def error_name(result) -> str:
-    from cuda.bindings import driver
-
-    try:
-        err, name = driver.cuGetErrorName(result)
-        if err == driver.CUresult.CUDA_SUCCESS:
-            return name.decode() if isinstance(name, bytes) else str(name)
-    except Exception:  # naming an error must not hide it
-        pass
-    return str(result)
+    """CUDA_ERROR_INVALID_VALUE for the CUresult 1: the enum's own name, so naming an error needs no driver call."""
+    return cu.CUresult(result).name
 
 
 def check(result, what: str) -> None:
-    from cuda.bindings import driver
-
-    if result != driver.CUresult.CUDA_SUCCESS:
+    """Raise DriverError("<what> failed: CUDA_ERROR_...") unless `result` is CUDA_SUCCESS."""
+    if result != _SUCCESS:
         raise DriverError(f"{what} failed: {error_name(result)}")
 
 
@@ -43,7 +40,7 @@ def _driver_missing_errors() -> tuple[type[BaseException], ...]:
         from cuda.pathfinder import DynamicLibNotFoundError
 
         errors.append(DynamicLibNotFoundError)
-    except ImportError:
+    except ImportError:  # an older cuda.bindings, without cuda.pathfinder: it raises OSError
         pass
     return tuple(errors)
 
@@ -51,7 +48,6 @@ def _driver_missing_errors() -> tuple[type[BaseException], ...]:
 _init_lock = threading.Lock()
 _initialized = False
 _primary: dict[int, object] = {}  # device ordinal -> CUcontext (retained once, for the life of the process)
-_thread = threading.local()  # .device: the device whose primary context this thread made current
 
 
 def init() -> None:
@@ -62,13 +58,11 @@ def init() -> None:
     with _init_lock:
         if _initialized:
             return
-        from cuda.bindings import driver
-
         try:
-            (result,) = driver.cuInit(0)
+            (result,) = cu.cuInit(0)
         except _driver_missing_errors() as error:
             raise NoDriverError(f"no NVIDIA driver: {error}") from error
-        if result == driver.CUresult.CUDA_ERROR_NO_DEVICE:
+        if result == cu.CUresult.CUDA_ERROR_NO_DEVICE:
             raise NoDriverError("the NVIDIA driver sees no GPU (CUDA_ERROR_NO_DEVICE)")
         check(result, "cuInit(0)")
         _initialized = True
@@ -87,44 +81,69 @@ def primary_context(device: int):
     """The device's primary context, retained once (PyTorch's runtime uses the same one)."""
     context = _primary.get(device)
     if context is None:
-        from cuda.bindings import driver
-
         init()
-        result, dev = driver.cuDeviceGet(device)
+        result, dev = cu.cuDeviceGet(device)
         check(result, f"cuDeviceGet({device})")
-        result, context = driver.cuDevicePrimaryCtxRetain(dev)
+        result, context = cu.cuDevicePrimaryCtxRetain(dev)
         check(result, f"cuDevicePrimaryCtxRetain(device {device})")
         _primary[device] = context
     return context
 
 
-def make_current(device: int) -> None:
-    """Make the device's primary context current on this thread (once per thread and device switch).
+def make_current(device: int):
+    """Make the device's primary context the calling thread's current context, unless it already is. Returns the
+    context it replaced, for restore_current, or None when there was nothing to replace.
 
-    A thread that only touches cached torch memory may never have had a context bound by the runtime, and
-    cuLaunchKernel launches into the CURRENT context."""
-    if getattr(_thread, "device", None) == device:
-        return
-    from cuda.bindings import driver
-
-    (result,) = driver.cuCtxSetCurrent(primary_context(device))
+    cuLaunchKernel launches into the CURRENT context, and a function handle belongs to the context its module was
+    loaded in. What is current can change between two calls without this module knowing: torch.cuda.set_device and
+    `with torch.cuda.device(i)` make another device's primary context current, and any library may call
+    cuCtxSetCurrent or cuCtxPushCurrent. So we ask the driver every time (cuCtxGetCurrent, a fraction of a
+    microsecond) instead of remembering what we set."""
+    context = primary_context(device)
+    result, current = cu.cuCtxGetCurrent()
+    check(result, "cuCtxGetCurrent")
+    if int(current) == int(context):  # the handles' addresses
+        return None  # the common case: one driver call
+    (result,) = cu.cuCtxSetCurrent(context)
     check(result, f"cuCtxSetCurrent(primary context of device {device})")
-    _thread.device = device
+    # A thread without a current context (0) keeps the primary one, as after the runtime API's first call there.
+    return current if int(current) else None
+
+
+def restore_current(context) -> None:
+    """Make `context` (what make_current replaced) current again."""
+    (result,) = cu.cuCtxSetCurrent(context)
+    check(result, "cuCtxSetCurrent(the context that was current before)")
+
+
+class in_primary_context:  # lower case, as torch.cuda.device: it is used like a function
+    """`with in_primary_context(device): ...`: the device's primary context is current inside the block, and what
+    was current before is current again after it, as torch's device guards leave the current device."""
+
+    __slots__ = ("device", "replaced")
+
+    def __init__(self, device: int):
+        self.device = device
+
+    def __enter__(self) -> None:
+        self.replaced = make_current(self.device)
+
+    def __exit__(self, *exception) -> None:
+        if self.replaced is not None:
+            restore_current(self.replaced)
 
 
 def load_functions(image: bytes, names: tuple[str, ...], device: int, ptx: str | None = None) -> dict[str, object]:
     """cuModuleLoadData(image) in the device's primary context, then cuModuleGetFunction for each name.
     The module stays loaded for the life of the process (the compiled-module cache owns it). Given the module's
     PTX, a name that is not found gets a message listing the names the module does define."""
-    from cuda.bindings import driver
-
-    make_current(device)
-    result, module = driver.cuModuleLoadData(image)
+    with in_primary_context(device):
+        result, module = cu.cuModuleLoadData(image)
     check(result, "cuModuleLoadData")
     functions = {}
     for name in names:
-        result, function = driver.cuModuleGetFunction(module, name.encode())
-        if result == driver.CUresult.CUDA_ERROR_NOT_FOUND and ptx is not None:
+        result, function = cu.cuModuleGetFunction(module, name.encode())
+        if result == cu.CUresult.CUDA_ERROR_NOT_FOUND and ptx is not None:
             from .compiler import missing_kernel_message
 
             raise DriverError(

@@ -1,13 +1,17 @@
 /*
- * launch_module.c — the Python module nvrtc_relu._c_launch: cuLaunchKernel called from C, for the op's hot path.
+ * launch_module.c — the Python module nvrtc_relu._c_launch: cuLaunchKernel called from C ("faster launching").
  *
- * Launching from Python through cuda.bindings costs microseconds per call on top of the driver's own work: every
- * argument crosses into the binding as a Python object (the bench's "part:" rows measure it). This module takes
- * plain integers (the CUfunction handle, the stream handle, pointers and n), plans the grid with plan_elementwise
- * and launches with launch_elementwise (launch.c, the C side of this chapter), so that a call costs the driver's
- * time and little else. Plain C against Python's C API: no PyTorch headers, nothing to wait for when building.
+ * The op launches through cuda.bindings (nvrtc_relu/launch.py), where every argument crosses into the binding as a
+ * Python object: microseconds per call on top of the driver's own work (make bench measures them). This module
+ * takes plain integers (the CUfunction handle, the stream handle, pointers and n), plans the grid with
+ * plan_elementwise and launches with launch_elementwise (launch.c, the C demo's launch), so that a call costs the
+ * driver's time and little else. nvrtc_relu/faster_launch.py uses it; the registered op does not. Plain C against
+ * Python's C API: no PyTorch headers, nothing to wait for when building.
  *
  *     _c_launch.launch(function, stream, n, items_per_thread, block, *arguments)   arguments: 64-bit integers
+ *
+ * A driver error raises nvrtc_relu.driver.DriverError with the message check() would give; no driver raises
+ * NoDriverError: the same errors as the launch from Python.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -47,6 +51,10 @@ static int kernel_parameter_count(CUfunction function) {
     return count;
 }
 
+/* nvrtc_relu.driver's DriverError and NoDriverError, looked up when the module is imported. */
+static PyObject *driver_error;
+static PyObject *no_driver_error;
+
 /* Python's None, with the reference a returned object owns (Py_RETURN_NONE, written out: static analysers do not
  * see a return inside that macro). */
 static PyObject *none(void) {
@@ -85,7 +93,7 @@ static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     if (driver.library == NULL) {
         char why[512];
-        if (course_driver_load(why, sizeof why) != 0) return PyErr_Format(PyExc_RuntimeError, "%s", why);
+        if (course_driver_load(why, sizeof why) != 0) return PyErr_Format(no_driver_error, "%s", why);
     }
     const int declared = kernel_parameter_count(function);
     if (declared != nargs - 5) {
@@ -95,8 +103,8 @@ static PyObject *launch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     const launch_shape shape = plan_elementwise(n, items_per_thread, (unsigned int)block);
     const CUresult result = launch_elementwise(function, stream, shape, params);
     if (result != CUDA_SUCCESS) {
-        return PyErr_Format(PyExc_RuntimeError, "cuLaunchKernel(grid=%u, block=%lu) failed: %s (%d)", shape.grid_x,
-                            block, course_cu_error_name(result), (int)result);
+        return PyErr_Format(driver_error, "cuLaunchKernel(grid=%u, block=%lu) failed: %s", shape.grid_x, block,
+                            course_cu_error_name(result));
     }
     return none();
 }
@@ -111,6 +119,12 @@ static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_c_launch", "cuLaunchKernel from C (launch.c)", -1, methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__c_launch(void) {
+    PyObject *errors = PyImport_ImportModule("nvrtc_relu.driver");
+    if (errors == NULL) return NULL;
+    driver_error = PyObject_GetAttrString(errors, "DriverError");
+    no_driver_error = PyObject_GetAttrString(errors, "NoDriverError");
+    Py_DECREF(errors);
+    if (driver_error == NULL || no_driver_error == NULL) return NULL;
     /* Load the driver now where there is one. Where there is none the module still imports, and launch() tries again
      * and raises the loader's reason. */
     char why[512];
