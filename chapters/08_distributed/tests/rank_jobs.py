@@ -3,6 +3,7 @@ by name (multigpu.ranks.run_ranks). Each returns plain tensors and numbers for t
 
 from __future__ import annotations
 
+import os
 import time
 
 import torch
@@ -62,6 +63,16 @@ def sum_different_lengths(rank, world_size):
 def fail_on_rank_one(rank, world_size):
     if rank == 1:
         raise ValueError("rank 1 fails on purpose")
+    dist.barrier()  # rank 0 waits here for a rank that is gone
+    return rank
+
+
+def abort_on_rank_one(rank, world_size):
+    """Rank 1 writes a line to stderr and dies by SIGABRT, as a C++ std::terminate does: no Python exception, no
+    error file; its stderr is all that says why."""
+    if rank == 1:
+        os.write(2, b"rank 1 aborts on purpose\n")  # to the file descriptor, as C++ writes
+        os.abort()
     dist.barrier()  # rank 0 waits here for a rank that is gone
     return rank
 

@@ -3,6 +3,8 @@ batch, the order in which the op's backward and DDP's reductions happen, and ran
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 from multigpu.ranks import RanksFailed, run_ranks
@@ -21,6 +23,22 @@ def test_ddp_matches_one_process_on_the_whole_batch(world_size):
     # the step changed the parameters (a test of equality between two runs that did nothing would pass too)
     start = train_single(batch=32, steps=0)
     assert not torch.allclose(start["square.b"], expected["square.b"], **TOLERANCE)
+
+
+def gloo_threads() -> list[str]:
+    """The names of this process's Gloo threads (Linux names each thread in /proc)."""
+    names = (Path(task, "comm").read_text().strip() for task in Path("/proc/self/task").iterdir())
+    return sorted(name for name in names if "gloo" in name)
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads thread names from Linux's /proc")
+def test_no_gloo_thread_outlives_the_group():
+    """DDP imports torch.distributed.nn on first use, whose defaults would hold the group for good had it not been
+    imported before the group: destroy_process_group could not free it, and its Gloo threads would run on, to be
+    killed at Python's exit in the middle of freeing a work (SIGABRT). A world of one rank runs in this process."""
+    before = gloo_threads()
+    run_ranks(ddp_training, 1)
+    assert gloo_threads() == before
 
 
 def test_the_ops_backward_comes_before_its_buckets_reduction():

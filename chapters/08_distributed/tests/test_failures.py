@@ -12,7 +12,13 @@ import time
 import pytest
 import torch
 from multigpu.ranks import RankError, RanksFailed, RanksTimedOut, run_ranks
-from rank_jobs import fail_on_rank_one, hang_on_rank_one, skip_on_empty_shard, sum_different_lengths
+from rank_jobs import (
+    abort_on_rank_one,
+    fail_on_rank_one,
+    hang_on_rank_one,
+    skip_on_empty_shard,
+    sum_different_lengths,
+)
 
 DETAIL = {"TORCH_DISTRIBUTED_DEBUG": "DETAIL"}
 
@@ -58,6 +64,16 @@ def test_a_failing_rank_ends_the_run_and_is_named():
         run_ranks(fail_on_rank_one, 2, collective_timeout_s=20)
     assert str(error.value).startswith("rank 1 failed")
     assert time.monotonic() - start < 15, "the other rank should be stopped, not left waiting out its timeout"
+    assert no_rank_left()
+
+
+def test_a_rank_killed_by_a_signal_is_named_with_its_stderr():
+    """A C++ abort raises no Python exception: the rank's stderr is where the reason is."""
+    start = time.monotonic()
+    with pytest.raises(RanksFailed, match=r"rank 1 failed: process 1 terminated with signal SIGABRT") as error:
+        run_ranks(abort_on_rank_one, 2, collective_timeout_s=20)
+    assert "rank 1 aborts on purpose" in str(error.value)
+    assert time.monotonic() - start < 15
     assert no_rank_left()
 
 
