@@ -137,23 +137,6 @@ def setup_extension(
     )
 
 
-def exercise_or_reference(reference_module, exercise_file: str | Path, names: list[str]) -> None:
-    """Under EXERCISE=1, replace `names` in `reference_module` with the student's versions from `exercise_file`
-    (a path relative to the chapter folder, e.g. "exercises/compat.py"). Loaded by path, so every chapter can
-    have an exercises/ folder without their module names clashing."""
-    if not exercise_mode():
-        return
-    import importlib.util
-
-    chapter_dir = Path(reference_module.__file__).resolve().parents[1]
-    path = chapter_dir / exercise_file
-    spec = importlib.util.spec_from_file_location(f"{reference_module.__name__}_exercise", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    for name in names:
-        setattr(reference_module, name, getattr(module, name))
-
-
 def load_c_library(chapter_dir: str | Path, stem: str):
     """ctypes handle to a chapter's plain-C library, build/<stem>-reference.so (or -exercise.so under EXERCISE=1,
     built from the student's files), or an ImportError that says which `make` builds it."""

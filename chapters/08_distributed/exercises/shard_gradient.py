@@ -1,5 +1,5 @@
-"""EXERCISE: the backward of the sharded norm (chapter 08). Under `EXERCISE=1` multigpu/sharded_norm.py takes
-shard_gradient from this file. Read that file's docstring for the forward; then fill in the TODO.
+"""EXERCISE: the backward of the sharded norm (chapter 08). Under `EXERCISE=1` this file replaces
+multigpu/shard_gradient.py. Read multigpu/sharded_norm.py's docstring for the forward; then fill in the TODO.
 
 The forward returned n = ‖a − b‖₂ of the WHOLE tensors (every rank holds the same n). For this rank's shard a_r:
 

@@ -8,6 +8,10 @@ and `multigpu.training`: a tiny model with chapter 03's x*x + b op, trained with
 `python -m multigpu` starts the demo under torchrun: one process per visible GPU, or 2 CPU processes with Gloo.
 """
 
-from multigpu.sharded_norm import ShardedNormDiff, shard_of, sharded_norm_diff
+from course.build import exercises_first
 
-__all__ = ["ShardedNormDiff", "shard_of", "sharded_norm_diff"]
+exercises_first(__path__)  # EXERCISE=1: exercises/shard_gradient.py replaces multigpu/shard_gradient.py
+
+from multigpu.sharded_norm import shard_of, sharded_norm_diff  # noqa: E402
+
+__all__ = ["shard_of", "sharded_norm_diff"]

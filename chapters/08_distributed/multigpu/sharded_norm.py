@@ -13,14 +13,12 @@ An empty shard must still call it (pitfalls.py shows a rank that returns early, 
 
 from __future__ import annotations
 
-import sys
-
 import torch
 import torch.distributed as dist
 from course import check_tensor
-from course.build import exercise_or_reference
 
 from multigpu.chapters import norm_diff  # chapter 06's package
+from multigpu.shard_gradient import shard_gradient  # exercises/shard_gradient.py under EXERCISE=1
 
 
 def shard_of(tensor: torch.Tensor, rank: int, world_size: int) -> torch.Tensor:
@@ -31,34 +29,37 @@ def shard_of(tensor: torch.Tensor, rank: int, world_size: int) -> torch.Tensor:
     return tensor.reshape(-1).tensor_split(world_size)[rank]
 
 
-def shard_gradient(grad_norm: torch.Tensor, a: torch.Tensor, b: torch.Tensor, norm: torch.Tensor) -> torch.Tensor:
-    """The gradient of ‖a − b‖ (the whole norm, already reduced) for this rank's shard of a:
-    grad_norm · (a − b) / norm, and 0 where norm is 0. Needs nothing from the other ranks. (The exercise.)"""
-    # chapter 06's backward kernel computes exactly this from a, b, the norm and the incoming gradient
-    return torch.ops.norm_diff.norm_diff_backward(grad_norm, a.contiguous(), b.contiguous(), norm)
+# The op, registered like every op of the course (docs/how-an-op-is-built.md), so that opcheck and torch.compile see
+# it. Its schema takes tensors only: a schema has no type for a process group, so the op reduces over the default
+# group (the one init_process_group made, which is what torchrun and DDP use).
+@torch.library.custom_op("multigpu::sharded_norm_diff", mutates_args=())
+def _sharded_norm_diff(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    total = norm_diff.sum_squares_diff(a, b)  # this shard's Σ(a − b)², a 0-dim float64 tensor on a's device
+    dist.all_reduce(total, op=dist.ReduceOp.SUM)  # in place: now the sum over every shard
+    return total.sqrt().to(a.dtype)
 
 
-exercise_or_reference(sys.modules[__name__], "exercises/shard_gradient.py", ["shard_gradient"])
+@_sharded_norm_diff.register_fake
+def _(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return a.new_empty(())
 
 
-class ShardedNormDiff(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, a: torch.Tensor, b: torch.Tensor, group) -> torch.Tensor:
-        total = norm_diff.sum_squares_diff(a, b)  # this shard's Σ(a − b)², a 0-dim float64 tensor on a's device
-        dist.all_reduce(total, op=dist.ReduceOp.SUM, group=group)  # in place: now the sum over every shard
-        norm = total.sqrt().to(a.dtype)
-        ctx.save_for_backward(a, b, norm)
-        return norm
-
-    @staticmethod
-    def backward(ctx, grad_norm: torch.Tensor):
-        a, b, norm = ctx.saved_tensors
-        need_a, need_b, _ = ctx.needs_input_grad
-        grad_a = shard_gradient(grad_norm.to(a.dtype).reshape(()), a, b, norm).view_as(a)
-        return (grad_a if need_a else None), (-grad_a if need_b else None), None
+def _save_for_backward(ctx, inputs, output):
+    a, b = inputs
+    ctx.save_for_backward(a, b, output)  # output: the reduced norm
 
 
-def check_shards(a: object, b: object, group=None) -> None:
+def _backward(ctx, grad_norm: torch.Tensor):
+    a, b, norm = ctx.saved_tensors
+    grad_a = shard_gradient(grad_norm.to(a.dtype).reshape(()), a, b, norm).view_as(a)
+    need_a, need_b = ctx.needs_input_grad
+    return (grad_a if need_a else None), (-grad_a if need_b else None)
+
+
+_sharded_norm_diff.register_autograd(_backward, setup_context=_save_for_backward)
+
+
+def check_shards(a: object, b: object) -> None:
     """The checks a sharded op needs beyond chapter 06's: a process group, and a device its backend can reduce on."""
     if not dist.is_available() or not dist.is_initialized():
         raise RuntimeError(
@@ -67,7 +68,7 @@ def check_shards(a: object, b: object, group=None) -> None:
         )
     check_tensor("a", a, dtypes=norm_diff.DTYPES)  # a tensor, before its device is asked below
     check_tensor("b", b, dtypes=norm_diff.DTYPES)
-    backend = dist.get_backend(group)
+    backend = dist.get_backend()
     if backend == "nccl" and not a.is_cuda:
         raise ValueError(
             f"the process group's backend is NCCL, which reduces CUDA tensors only, but the shards are on {a.device}: "
@@ -80,9 +81,10 @@ def check_shards(a: object, b: object, group=None) -> None:
         )
 
 
-def sharded_norm_diff(a: torch.Tensor, b: torch.Tensor, group=None) -> torch.Tensor:
+def sharded_norm_diff(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """‖a − b‖₂ over the WHOLE tensors whose shards this rank holds (a and b: this rank's shards, same shape, dtype
-    and device; any size, empty included). Every rank of `group` must call it, in the same order as its other
-    collectives. Returns a 0-dim tensor of the shards' dtype, equal on every rank; differentiable in a and b."""
-    check_shards(a, b, group)
-    return ShardedNormDiff.apply(a, b, group)
+    and device; any size, empty included). Every rank of the default process group must call it, in the same order
+    as its other collectives. Returns a 0-dim tensor of the shards' dtype, equal on every rank; differentiable in a
+    and b (torch.ops.multigpu.sharded_norm_diff, with its fake and autograd)."""
+    check_shards(a, b)
+    return _sharded_norm_diff(a, b)

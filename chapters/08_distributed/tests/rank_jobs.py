@@ -130,3 +130,15 @@ def norm_on_a_side_stream(rank, world_size, n):
     return norm.cpu(), torch.linalg.vector_norm(
         torch.cat([shard_of(a_all, r, world_size) * 3 for r in range(world_size)]).double() - b_all.double()
     )
+
+
+def opcheck_and_compile(rank, world_size):
+    """torch.library.opcheck on the registered op, and torch.compile(fullgraph=True) of a function that calls the
+    public sharded_norm_diff, on every rank (each rank runs the same collectives in the same order)."""
+    a, b = whole_inputs(101, torch.float32)
+    device = rank_device()
+    a_mine = shard_of(a, rank, world_size).to(device).requires_grad_()
+    b_mine = shard_of(b, rank, world_size).to(device).requires_grad_()
+    torch.library.opcheck(torch.ops.multigpu.sharded_norm_diff.default, (a_mine, b_mine))
+    compiled = torch.compile(lambda x, y: 2 * sharded_norm_diff(x, y), fullgraph=True)
+    return {"compiled": compiled(a_mine, b_mine).detach().cpu(), "eager": 2 * sharded_norm_diff(a_mine, b_mine).cpu()}

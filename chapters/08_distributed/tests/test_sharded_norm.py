@@ -10,7 +10,14 @@ import pytest
 import torch
 from multigpu import shard_of
 from multigpu.ranks import run_ranks
-from rank_jobs import bad_call, gradcheck_one_rank, norm_and_grads, norm_and_grads_every_dtype, whole_inputs
+from rank_jobs import (
+    bad_call,
+    gradcheck_one_rank,
+    norm_and_grads,
+    norm_and_grads_every_dtype,
+    opcheck_and_compile,
+    whole_inputs,
+)
 
 from conftest import RTOL
 
@@ -66,6 +73,12 @@ def test_three_ranks_more_than_elements():
 
 def test_gradcheck_through_the_collective():
     assert run_ranks(gradcheck_one_rank, 1) == [True]
+
+
+def test_the_op_passes_opcheck_and_compiles_whole():
+    """Registered with torch.library (schema, fake, autograd), the op is visible to opcheck and to the compiler."""
+    for rank, result in enumerate(run_ranks(opcheck_and_compile, 2)):
+        torch.testing.assert_close(result["compiled"], result["eager"].detach(), msg=f"rank {rank}")
 
 
 def test_shard_of_splits_like_tensor_split():
