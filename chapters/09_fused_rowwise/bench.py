@@ -1,0 +1,312 @@
+"""Chapter 09's benchmark: softmax, LayerNorm and RMSNorm, forward and forward+backward, against every peer.
+
+    python bench.py --out DIR                 (make bench: every shape, bf16 and fp32, goals at the end)
+    python bench.py --out DIR --quick         (two small shapes, no torch.compile: a smoke test)
+    python bench.py --out DIR --shapes 16384x4096 --dtypes bf16 --ops softmax
+
+Bytes counted (the floor an op cannot go below): forward 2MN elements (read x, write y); forward+backward 5MN
+(forward, then read x or y and dy, write dx). A device copy of MN elements (2MN moved) is measured in the same run:
+"% of copy" is the op's bandwidth over the copy's.
+
+Peers, run the way their users run them: eager PyTorch; torch.compile of the same function, compiled for each shape
+and warmed up (for forward+backward the compiled function is the forward whose backward is timed); the chapter's
+Triton kernels (rowwise/triton_kernels.py, the tutorials' way); Liger-Kernel and QuACK through their public APIs when
+they are installed (a printed note otherwise). Every implementation's output is checked against float32 eager first.
+Times: CUDA events, ROUNDS interleaved rounds (course.timing.interleaved_rounds); min / median / max over rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import sys
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from course.compiled import compile_per_shape
+from course.report import Goals, Table, environment_line
+from course.timing import bandwidth_gbs, interleaved_rounds
+
+SHAPES = [(16384, 4096), (4096, 32768), (65536, 1024), (16384, 4097)]
+LONG_SHAPE = (512, 1 << 18)  # rows too long for one block: the goal is forward only
+DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32}
+OPS = ("softmax", "layer_norm", "rms_norm")
+ROUNDS = 5
+EPS = 1e-5
+
+
+# ---- the implementations -----------------------------------------------------------------------------------------
+def eager(op):
+    if op == "softmax":
+        return lambda x, w, b: torch.softmax(x, -1)
+    if op == "layer_norm":
+        return lambda x, w, b: F.layer_norm(x, x.shape[-1:], w, b, EPS)
+    return lambda x, w, b: F.rms_norm(x, x.shape[-1:], w, EPS)
+
+
+def ours(op, version=0, tune=()):
+    import rowwise
+
+    if op == "softmax":
+        return lambda x, w, b: rowwise.softmax(x, version=version, tune=tune)
+    if op == "layer_norm":
+        return lambda x, w, b: rowwise.layer_norm(x, w, b, EPS, version=version, tune=tune)
+    return lambda x, w, b: rowwise.rms_norm(x, w, EPS, version=version, tune=tune)
+
+
+class _TritonFunction(torch.autograd.Function):
+    """Bench glue only: the Triton kernels with their backward, so forward+backward is timed like the others'."""
+
+    @staticmethod
+    def forward(ctx, op, x, w, b):
+        from rowwise import triton_kernels as tk
+
+        ctx.op = op
+        if op == "softmax":
+            y = tk.softmax(x)
+            ctx.save_for_backward(y)
+        elif op == "layer_norm":
+            y, mean, rstd = tk.layer_norm(x, w, b, EPS)
+            ctx.save_for_backward(x, w, mean, rstd)
+        else:
+            y, rstd = tk.rms_norm(x, w, EPS)
+            ctx.save_for_backward(x, w, rstd)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        from rowwise import triton_kernels as tk
+
+        dy = dy.contiguous()
+        if ctx.op == "softmax":
+            (y,) = ctx.saved_tensors
+            return None, tk.softmax_backward(y, dy), None, None
+        if ctx.op == "layer_norm":
+            x, w, mean, rstd = ctx.saved_tensors
+            dx, dw, db = tk.layer_norm_backward(dy, x, w, mean, rstd)
+            return None, dx, dw, db
+        x, w, rstd = ctx.saved_tensors
+        dx, dw = tk.rms_norm_backward(dy, x, w, rstd)
+        return None, dx, dw, None
+
+
+def triton_impl(op):
+    return lambda x, w, b: _TritonFunction.apply(op, x, w, b)
+
+
+def liger(op):
+    """Liger-Kernel's public autograd functions, or None with the reason."""
+    try:
+        if op == "softmax":
+            from liger_kernel.transformers.functional import liger_softmax
+
+            return lambda x, w, b: liger_softmax(x)
+        if op == "layer_norm":
+            from liger_kernel.transformers.functional import liger_layer_norm
+
+            return lambda x, w, b: liger_layer_norm(x, w, b, EPS)
+        from liger_kernel.transformers.functional import liger_rms_norm
+
+        return lambda x, w, b: liger_rms_norm(x, w, EPS)
+    except ImportError as error:
+        return f"Liger-Kernel is not installed or lacks {op} ({error})"
+
+
+def quack(op):
+    """QuACK's public functions (quack.softmax, quack.rmsnorm, its layernorm where the version has one)."""
+    try:
+        import quack
+    except ImportError as error:
+        return f"QuACK is not installed ({error})"
+    if op == "softmax":
+        return lambda x, w, b: quack.softmax(x)
+    if op == "rms_norm":
+        return lambda x, w, b: quack.rmsnorm(x, w, eps=EPS)
+    try:
+        from quack.layernorm import layernorm
+    except ImportError:
+        return "this QuACK has no public layernorm with autograd (quack.layernorm.layernorm)"
+    return lambda x, w, b: layernorm(x, w, b, eps=EPS) if b is not None else layernorm(x, w, eps=EPS)
+
+
+def implementations(op, n, with_compile, with_rungs):
+    """name -> fn(x, w, b) or a string saying why it is left out."""
+    impls = {"ours": ours(op), "eager": eager(op)}
+    if with_rungs and op == "softmax":
+        for version, name in ((1, "ours v1 naive"), (2, "ours v2 warp online")):
+            impls[name] = ours(op, version)
+    if with_rungs and n > 8192:
+        impls["ours v5 split"] = ours(op, 5)
+    if with_compile:
+        impls["torch.compile"] = compile_per_shape(eager(op))
+    from rowwise import triton_kernels
+
+    impls["Triton"] = triton_impl(op) if n <= triton_kernels.MAX_FUSED else "the tutorials' kernels hold a row"
+    impls["Liger"] = liger(op)
+    impls["QuACK"] = quack(op)
+    return impls
+
+
+PEERS = ("eager", "torch.compile", "Triton", "Liger", "QuACK")
+
+
+# ---- one measurement -----------------------------------------------------------------------------------------------
+def make_inputs(op, shape, dtype):
+    m, n = shape
+    x = torch.randn(m, n, device="cuda", dtype=dtype)
+    w = (1 + 0.1 * torch.randn(n, device="cuda")).to(dtype) if op != "softmax" else None
+    b = (0.1 * torch.randn(n, device="cuda")).to(dtype) if op == "layer_norm" else None
+    dy = torch.randn(m, n, device="cuda", dtype=dtype)
+    return x, w, b, dy
+
+
+def timed_call(fn, x, w, b, dy, backward):
+    if not backward:
+        return lambda: fn(x, w, b)
+    leaves = [t.detach().requires_grad_() for t in (x, w, b) if t is not None]
+    xs = leaves[0]
+    ws = leaves[1] if w is not None else None
+    bs = leaves[2] if b is not None else None
+    return lambda: torch.autograd.grad(fn(xs, ws, bs), leaves, dy)
+
+
+def check(name, fn, x, w, b, dy, backward):
+    """Correct before fast: the output (and gradients) against float32 eager."""
+    reference = timed_call(
+        lambda *a: eager_op(*a),
+        x.float(),
+        *(t.float() if t is not None else None for t in (w, b)),
+        dy.float(),
+        backward,
+    )()
+    got = timed_call(fn, x, w, b, dy, backward)()
+    got, reference = (got, reference) if backward else ((got,), (reference,))
+    tol = 0.05 if x.dtype == torch.bfloat16 else 2e-3
+    for g, r in zip(got, reference):
+        scale = r.abs().max().item() or 1.0
+        error = ((g.float() - r).abs().max().item()) / scale
+        if not error <= tol:
+            raise AssertionError(f"{name}: error {error:.3g} (relative to the largest value) over {tol}")
+
+
+eager_op = None  # set per op in measure()
+
+
+def measure(op, shape, dtype, backward, with_compile, with_rungs, rounds):
+    global eager_op
+    eager_op = eager(op)
+    x, w, b, dy = make_inputs(op, shape, dtype)
+    impls = implementations(op, shape[1], with_compile, with_rungs)
+    notes = {name: fn for name, fn in impls.items() if isinstance(fn, str)}
+    calls = {}
+    for name, fn in impls.items():
+        if isinstance(fn, str):
+            continue
+        if name in PEERS[2:]:  # a library peer that rejects these inputs is reported, not hidden; ours must run
+            try:
+                check(name, fn, x, w, b, dy, backward)
+            except (ImportError, AssertionError, TypeError, ValueError, RuntimeError) as error:
+                notes[name] = f"could not run: {type(error).__name__}: {str(error).splitlines()[0][:200]}"
+                continue
+        else:
+            check(name, fn, x, w, b, dy, backward)
+        calls[name] = timed_call(fn, x, w, b, dy, backward)
+    dst = torch.empty_like(x)
+    calls = {"device copy": lambda: dst.copy_(x), **calls}
+    times = interleaved_rounds(calls, rounds=rounds, warmup=3, repeat=10)
+    return times, notes
+
+
+# ---- the run -----------------------------------------------------------------------------------------------------
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=Path("build/logs"))
+    parser.add_argument("--copy-to", type=Path, help="also copy the tables, plot and goals here (results/<gpu>)")
+    parser.add_argument("--quick", action="store_true", help="two small shapes, bf16, no torch.compile")
+    parser.add_argument("--shapes", nargs="*", help="MxN shapes (default: the goal shapes)")
+    parser.add_argument("--dtypes", nargs="*", choices=list(DTYPES), default=list(DTYPES))
+    parser.add_argument("--ops", nargs="*", choices=OPS, default=list(OPS))
+    parser.add_argument("--no-compile", action="store_true")
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        print("bench.py needs a CUDA GPU: none is visible here, so there is nothing to measure (exit 0).")
+        return 0
+    import rowwise
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes] if args.shapes else [*SHAPES, LONG_SHAPE]
+    if args.quick:
+        shapes, args.dtypes, args.no_compile = [(2048, 1024), (512, 4097)], ["bf16"], True
+    rounds = 3 if args.quick else ROUNDS
+    print(f"{environment_line()}\nrounds: {rounds}; shapes: {shapes}")
+    columns = ["op", "dtype", "shape", "pass", "impl", "time_us", "min_us", "max_us", "GB/s", "% of copy", "vs ours"]
+    table = Table("fused row-wise ops (median of rounds)", columns)
+    goals = Goals("Goals (H100), from this run")
+    for dtype_name in args.dtypes:
+        dtype = DTYPES[dtype_name]
+        for shape in shapes:
+            m, n = shape
+            for op in args.ops:
+                x_probe = torch.empty(2, n, device="cuda", dtype=dtype)
+                launch = rowwise.describe(x_probe, op)
+                for backward in (False, True):
+                    if backward and shape == LONG_SHAPE:
+                        continue  # the long-row goal is the forward's
+                    times, notes = measure(op, shape, dtype, backward, not args.no_compile, True, rounds)
+                    elements = (5 if backward else 2) * m * n * x_probe.element_size()
+                    copy_bytes = 2 * m * n * x_probe.element_size()
+                    copy = times["device copy"]
+                    median = {k: statistics.median(v) for k, v in times.items()}
+                    what = f"{op} {dtype_name} {m}x{n} {'fwd+bwd' if backward else 'fwd'}"
+                    for name, per_round in times.items():
+                        nbytes = copy_bytes if name == "device copy" else elements
+                        gbs = bandwidth_gbs(nbytes, median[name])
+                        table.add(
+                            op=op,
+                            dtype=dtype_name,
+                            shape=f"{m}x{n}",
+                            **{"pass": "fwd+bwd" if backward else "fwd"},
+                            impl=name,
+                            time_us=median[name] * 1e3,
+                            min_us=min(per_round) * 1e3,
+                            max_us=max(per_round) * 1e3,
+                            **{
+                                "GB/s": gbs,
+                                "% of copy": 100 * gbs / bandwidth_gbs(copy_bytes, median["device copy"]),
+                                "vs ours": median[name] / median["ours"],
+                            },
+                        )
+                    for name, why in notes.items():
+                        print(f"      note: {name} left out of {what}: {why}")
+                    # per round: our bandwidth over the copy's, and the best peer's time over ours
+                    of_copy = [(elements / o) / (copy_bytes / c) for o, c in zip(times["ours"], copy)]
+                    peers = [p for p in PEERS if p in times]
+                    best = min(peers, key=lambda p: median[p])
+                    over_best = [t / o for o, t in zip(times["ours"], times[best])]
+                    if shape == LONG_SHAPE:
+                        goals.check_rounds(f"{what}: ours / device copy", of_copy, ">=", 0.80)
+                    else:
+                        goals.check_rounds(f"{what}: ours / device copy", of_copy, ">=", 0.90 if backward else 0.95)
+                        goals.check_rounds(f"{what}: speed-up over the best peer ({best})", over_best, ">=", 1.0, "x")
+                    copy_gbs = bandwidth_gbs(copy_bytes, median["device copy"])
+                    goals.note(f"{what}: ours launches {launch}; device copy {copy_gbs:,.0f} GB/s")
+                torch.cuda.empty_cache()
+    table.save(args.out / "rowwise")
+    goals.report(args.out / "goals.txt")
+    if args.copy_to is not None:
+        args.copy_to.mkdir(parents=True, exist_ok=True)
+        for name in ("rowwise.csv", "rowwise.md", "goals.txt"):
+            if (args.out / name).resolve() != (args.copy_to / name).resolve():
+                shutil.copy2(args.out / name, args.copy_to / name)
+        print("copied the results into", args.copy_to)
+    return 0
+
+
+if __name__ == "__main__":
+    status = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)  # torch.compile's workers can keep the interpreter from exiting (chapter 07's bench)

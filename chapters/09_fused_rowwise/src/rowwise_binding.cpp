@@ -1,0 +1,493 @@
+// rowwise_binding.cpp — the PyTorch side of the chapter: six ops in the dispatcher, each with a CPU and a CUDA kernel.
+//
+//   rowwise::softmax(Tensor x, int version=0, int[] tune=[]) -> Tensor
+//   rowwise::softmax_backward(Tensor y, Tensor dy, int version=0, int[] tune=[]) -> Tensor
+//   rowwise::layer_norm(Tensor x, Tensor? weight, Tensor? bias, float eps, int version=0, int[] tune=[])
+//       -> (Tensor y, Tensor mean, Tensor rstd)
+//   rowwise::layer_norm_backward(Tensor dy, Tensor x, Tensor? weight, Tensor mean, Tensor rstd, bool[2] grads,
+//       int version=0, int[] tune=[]) -> (Tensor dx, Tensor dweight, Tensor dbias)
+//   rowwise::rms_norm(Tensor x, Tensor? weight, float eps, int version=0, int[] tune=[]) -> (Tensor y, Tensor rstd)
+//   rowwise::rms_norm_backward(Tensor dy, Tensor x, Tensor? weight, Tensor rstd, bool want_dweight, int version=0,
+//       int[] tune=[]) -> (Tensor dx, Tensor dweight)
+//   rowwise::describe(Tensor x, str op, bool backward, int version=0, int[] tune=[]) -> str   (the CUDA launch)
+//
+// Every op normalizes over the last dimension of x, of any leading shape; mean and rstd have x's leading shape and
+// the accumulation dtype (float32, or float64 for float64 inputs). A gradient that is not wanted comes back as an
+// empty tensor. `version` picks a rung of the GPU ladder (rowwise.h; the CPU has one implementation), `tune` is
+// [block threads, packs per thread, blocks per row] for experiments (empty: the kernels choose).
+// Each implementation checks its inputs once, at its top (course_torch.h: TypeError for a dtype, ValueError for a
+// shape or device), and Python adds autograd and fake implementations (rowwise/ops.py).
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
+#include <c10/core/ScalarType.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/library.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "course_torch.h"
+#define ROWWISE_WITH_CUDA_API
+#include "rowwise.h"
+
+namespace {
+
+using at::Tensor;
+using c10::optional;
+
+constexpr std::initializer_list<c10::ScalarType> kDtypes = {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16};
+
+at::ScalarType acc_dtype(const Tensor &x) {
+    return x.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
+}
+
+// The checks every op makes on x and returns its matrix view's size: rows, n.
+std::pair<int64_t, int64_t> check_x(const char *name, const Tensor &x) {
+    course::check_dtype(name, x, kDtypes);
+    TORCH_CHECK_VALUE(x.dim() >= 1, name, " must have at least one dimension (the one normalized), but has shape ",
+                      course::shape_text(x.sizes()));
+    const int64_t n = x.size(-1);
+    return {n == 0 ? 0 : x.numel() / n, n};
+}
+
+void check_param(const char *name, const optional<Tensor> &p, const Tensor &x) {
+    if (!p.has_value()) return;
+    course::check_same_device(name, *p, "x", x);
+    course::check_same_dtype(name, *p, "x", x);
+    TORCH_CHECK_VALUE(p->dim() == 1 && p->size(0) == x.size(-1), name, " must have shape (", x.size(-1),
+                      ",) (x's last dimension), but has shape ", course::shape_text(p->sizes()));
+}
+
+void check_stat(const char *name, const Tensor &s, const Tensor &x) {
+    course::check_same_device(name, s, "x", x);
+    TORCH_CHECK_TYPE(s.scalar_type() == acc_dtype(x), name, " must have dtype ", course::dtype_name(acc_dtype(x)),
+                     ", but has ", course::dtype_name(s.scalar_type()));
+    TORCH_CHECK_VALUE(s.sizes() == x.sizes().slice(0, x.dim() - 1), name, " must have shape ",
+                      course::shape_text(x.sizes().slice(0, x.dim() - 1)), " (x's leading dimensions), but has ",
+                      course::shape_text(s.sizes()));
+}
+
+void check_version(int64_t version, c10::IntArrayRef tune) {
+    TORCH_CHECK_VALUE(version >= 0 && version <= ROWWISE_VERSION_LAST, "version must be one of 0, 1, 2, 3, 4, 5, got ",
+                      version);
+    TORCH_CHECK_VALUE(tune.empty() || tune.size() == 3,
+                      "tune must be empty or [block threads, packs per thread, blocks per row], got ", tune.size(),
+                      " numbers");
+}
+
+std::vector<int64_t> leading(const Tensor &x) {
+    return x.sizes().slice(0, x.dim() - 1).vec();
+}
+
+// ---- CPU: the C reference of rowwise_cpu.c. float16/bfloat16 compute in float32 and round once at the end. ----
+Tensor compute_copy(const Tensor &t) {
+    return t.scalar_type() == at::kDouble ? t.contiguous() : t.to(at::kFloat).contiguous();
+}
+const float *f32(const optional<Tensor> &t) {
+    return t.has_value() ? t->const_data_ptr<float>() : nullptr;
+}
+const double *f64(const optional<Tensor> &t) {
+    return t.has_value() ? t->const_data_ptr<double>() : nullptr;
+}
+optional<Tensor> compute_copy(const optional<Tensor> &t) {
+    return t.has_value() ? optional<Tensor>(compute_copy(*t)) : c10::nullopt;
+}
+
+Tensor softmax_cpu(const Tensor &x_in, int64_t version, c10::IntArrayRef tune) {
+    const auto [rows, n] = check_x("x", x_in);
+    check_version(version, tune);
+    const Tensor x = compute_copy(x_in);
+    Tensor y = at::empty(x.sizes(), x.options());
+    if (x.scalar_type() == at::kDouble)
+        rowwise_softmax_cpu_f64(x.const_data_ptr<double>(), y.mutable_data_ptr<double>(), rows, n);
+    else
+        rowwise_softmax_cpu_f32(x.const_data_ptr<float>(), y.mutable_data_ptr<float>(), rows, n);
+    return y.to(x_in.scalar_type());
+}
+
+Tensor softmax_backward_cpu(const Tensor &y_in, const Tensor &dy_in, int64_t version, c10::IntArrayRef tune) {
+    const auto [rows, n] = check_x("y", y_in);
+    course::check_same_device("dy", dy_in, "y", y_in);
+    course::check_same_dtype("dy", dy_in, "y", y_in);
+    course::check_same_shape("dy", dy_in, "y", y_in);
+    check_version(version, tune);
+    const Tensor y = compute_copy(y_in), dy = compute_copy(dy_in);
+    Tensor dx = at::empty(y.sizes(), y.options());
+    if (y.scalar_type() == at::kDouble)
+        rowwise_softmax_backward_cpu_f64(y.const_data_ptr<double>(), dy.const_data_ptr<double>(),
+                                         dx.mutable_data_ptr<double>(), rows, n);
+    else
+        rowwise_softmax_backward_cpu_f32(y.const_data_ptr<float>(), dy.const_data_ptr<float>(),
+                                         dx.mutable_data_ptr<float>(), rows, n);
+    return dx.to(y_in.scalar_type());
+}
+
+std::tuple<Tensor, Tensor, Tensor> layer_norm_cpu(const Tensor &x_in, const optional<Tensor> &w_in,
+                                                  const optional<Tensor> &b_in, double eps, int64_t version,
+                                                  c10::IntArrayRef tune) {
+    const auto [rows, n] = check_x("x", x_in);
+    check_param("weight", w_in, x_in);
+    check_param("bias", b_in, x_in);
+    check_version(version, tune);
+    const Tensor x = compute_copy(x_in);
+    const optional<Tensor> w = compute_copy(w_in), b = compute_copy(b_in);
+    Tensor y = at::empty(x.sizes(), x.options());
+    Tensor mean = at::empty(leading(x), x.options()), rstd = at::empty(leading(x), x.options());
+    if (x.scalar_type() == at::kDouble)
+        rowwise_layer_norm_cpu_f64(x.const_data_ptr<double>(), f64(w), f64(b), eps, y.mutable_data_ptr<double>(),
+                                   mean.mutable_data_ptr<double>(), rstd.mutable_data_ptr<double>(), rows, n);
+    else
+        rowwise_layer_norm_cpu_f32(x.const_data_ptr<float>(), f32(w), f32(b), eps, y.mutable_data_ptr<float>(),
+                                   mean.mutable_data_ptr<float>(), rstd.mutable_data_ptr<float>(), rows, n);
+    return {y.to(x_in.scalar_type()), mean, rstd};
+}
+
+std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cpu(const Tensor &dy_in, const Tensor &x_in,
+                                                           const optional<Tensor> &w_in, const Tensor &mean_in,
+                                                           const Tensor &rstd_in, std::array<bool, 2> grads,
+                                                           int64_t version, c10::IntArrayRef tune) {
+    const auto [rows, n] = check_x("x", x_in);
+    course::check_same_device("dy", dy_in, "x", x_in);
+    course::check_same_dtype("dy", dy_in, "x", x_in);
+    course::check_same_shape("dy", dy_in, "x", x_in);
+    check_param("weight", w_in, x_in);
+    check_stat("mean", mean_in, x_in);
+    check_stat("rstd", rstd_in, x_in);
+    check_version(version, tune);
+    const Tensor x = compute_copy(x_in), dy = compute_copy(dy_in), mean = mean_in.contiguous(),
+                 rstd = rstd_in.contiguous();
+    const optional<Tensor> w = compute_copy(w_in);
+    Tensor dx = at::empty(x.sizes(), x.options());
+    Tensor dw = at::empty({grads[0] ? n : 0}, x.options()), db = at::empty({grads[1] ? n : 0}, x.options());
+    if (x.scalar_type() == at::kDouble)
+        rowwise_layer_norm_backward_cpu_f64(dy.const_data_ptr<double>(), x.const_data_ptr<double>(), f64(w),
+                                            mean.const_data_ptr<double>(), rstd.const_data_ptr<double>(),
+                                            dx.mutable_data_ptr<double>(),
+                                            grads[0] ? dw.mutable_data_ptr<double>() : nullptr,
+                                            grads[1] ? db.mutable_data_ptr<double>() : nullptr, rows, n);
+    else
+        rowwise_layer_norm_backward_cpu_f32(dy.const_data_ptr<float>(), x.const_data_ptr<float>(), f32(w),
+                                            mean.const_data_ptr<float>(), rstd.const_data_ptr<float>(),
+                                            dx.mutable_data_ptr<float>(),
+                                            grads[0] ? dw.mutable_data_ptr<float>() : nullptr,
+                                            grads[1] ? db.mutable_data_ptr<float>() : nullptr, rows, n);
+    const auto dtype = x_in.scalar_type();
+    return {dx.to(dtype), dw.to(dtype), db.to(dtype)};
+}
+
+std::tuple<Tensor, Tensor> rms_norm_cpu(const Tensor &x_in, const optional<Tensor> &w_in, double eps, int64_t version,
+                                        c10::IntArrayRef tune) {
+    const auto [rows, n] = check_x("x", x_in);
+    check_param("weight", w_in, x_in);
+    check_version(version, tune);
+    const Tensor x = compute_copy(x_in);
+    const optional<Tensor> w = compute_copy(w_in);
+    Tensor y = at::empty(x.sizes(), x.options()), rstd = at::empty(leading(x), x.options());
+    if (x.scalar_type() == at::kDouble)
+        rowwise_rms_norm_cpu_f64(x.const_data_ptr<double>(), f64(w), eps, y.mutable_data_ptr<double>(),
+                                 rstd.mutable_data_ptr<double>(), rows, n);
+    else
+        rowwise_rms_norm_cpu_f32(x.const_data_ptr<float>(), f32(w), eps, y.mutable_data_ptr<float>(),
+                                 rstd.mutable_data_ptr<float>(), rows, n);
+    return {y.to(x_in.scalar_type()), rstd};
+}
+
+std::tuple<Tensor, Tensor> rms_norm_backward_cpu(const Tensor &dy_in, const Tensor &x_in, const optional<Tensor> &w_in,
+                                                 const Tensor &rstd_in, bool want_dw, int64_t version,
+                                                 c10::IntArrayRef tune) {
+    const auto [rows, n] = check_x("x", x_in);
+    course::check_same_device("dy", dy_in, "x", x_in);
+    course::check_same_dtype("dy", dy_in, "x", x_in);
+    course::check_same_shape("dy", dy_in, "x", x_in);
+    check_param("weight", w_in, x_in);
+    check_stat("rstd", rstd_in, x_in);
+    check_version(version, tune);
+    const Tensor x = compute_copy(x_in), dy = compute_copy(dy_in), rstd = rstd_in.contiguous();
+    const optional<Tensor> w = compute_copy(w_in);
+    Tensor dx = at::empty(x.sizes(), x.options()), dw = at::empty({want_dw ? n : 0}, x.options());
+    if (x.scalar_type() == at::kDouble)
+        rowwise_rms_norm_backward_cpu_f64(dy.const_data_ptr<double>(), x.const_data_ptr<double>(), f64(w),
+                                          rstd.const_data_ptr<double>(), dx.mutable_data_ptr<double>(),
+                                          want_dw ? dw.mutable_data_ptr<double>() : nullptr, rows, n);
+    else
+        rowwise_rms_norm_backward_cpu_f32(dy.const_data_ptr<float>(), x.const_data_ptr<float>(), f32(w),
+                                          rstd.const_data_ptr<float>(), dx.mutable_data_ptr<float>(),
+                                          want_dw ? dw.mutable_data_ptr<float>() : nullptr, rows, n);
+    return {dx.to(x_in.scalar_type()), dw.to(x_in.scalar_type())};
+}
+
+// ---- CUDA ---------------------------------------------------------------------------------------------------------
+const void *ptr(const optional<Tensor> &t) {
+    return t.has_value() ? t->const_data_ptr() : nullptr;
+}
+
+// The tune list as the launchers' struct (all zeros when empty: pass nullptr then).
+rowwise_tuning tuning_of(c10::IntArrayRef tune) {
+    rowwise_tuning t{};
+    if (!tune.empty()) t = rowwise_tuning{(int)tune[0], (int)tune[1], (int)tune[2]};
+    return t;
+}
+
+void check_cuda_version(rowwise_op op, int backward, int64_t version, const Tensor &x) {
+    const char *why = rowwise_unsupported(op, backward, (int)version, course::dtype_of(x), x.size(-1));
+    TORCH_CHECK_VALUE(why == nullptr, why);
+}
+
+// Plans the launch, allocates its workspace through PyTorch, launches on the current stream.
+void run_cuda(rowwise_op op, int backward, int64_t version, const Tensor &x, const rowwise_args &args,
+              c10::IntArrayRef tune) {
+    const rowwise_tuning t = tuning_of(tune);
+    const rowwise_tuning *tuning = tune.empty() ? nullptr : &t;
+    size_t bytes = 0;
+    const course_dtype dtype = course::dtype_of(x);
+    COURSE_CHECK_LAUNCH(rowwise_workspace_bytes(op, backward, (int)version, dtype, &args, tuning, &bytes));
+    Tensor workspace = at::empty({(int64_t)bytes}, x.options().dtype(at::kByte));
+    const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
+    if (backward)
+        COURSE_CHECK_LAUNCH(
+            rowwise_backward_cuda(op, (int)version, dtype, &args, tuning, workspace.mutable_data_ptr(), bytes, stream));
+    else
+        COURSE_CHECK_LAUNCH(
+            rowwise_forward_cuda(op, (int)version, dtype, &args, tuning, workspace.mutable_data_ptr(), bytes, stream));
+}
+
+Tensor softmax_cuda(const Tensor &x_in, int64_t version, c10::IntArrayRef tune) {
+    const auto [rows, n] = check_x("x", x_in);
+    check_version(version, tune);
+    check_cuda_version(ROWWISE_SOFTMAX, 0, version, x_in);
+    const c10::cuda::CUDAGuard guard(x_in.device());
+    const Tensor x = x_in.contiguous();
+    Tensor y = at::empty(x.sizes(), x.options());
+    rowwise_args a{};
+    a.x = x.const_data_ptr();
+    a.y = y.mutable_data_ptr();
+    a.rows = rows;
+    a.n = n;
+    run_cuda(ROWWISE_SOFTMAX, 0, version, x, a, tune);
+    return y;
+}
+
+Tensor softmax_backward_cuda(const Tensor &y_in, const Tensor &dy_in, int64_t version, c10::IntArrayRef tune) {
+    const auto [rows, n] = check_x("y", y_in);
+    course::check_same_device("dy", dy_in, "y", y_in);
+    course::check_same_dtype("dy", dy_in, "y", y_in);
+    course::check_same_shape("dy", dy_in, "y", y_in);
+    check_version(version, tune);
+    check_cuda_version(ROWWISE_SOFTMAX, 1, version, y_in);
+    const c10::cuda::CUDAGuard guard(y_in.device());
+    const Tensor y = y_in.contiguous(), dy = dy_in.contiguous();
+    Tensor dx = at::empty(y.sizes(), y.options());
+    rowwise_args a{};
+    a.x = y.const_data_ptr();
+    a.dy = dy.const_data_ptr();
+    a.y = dx.mutable_data_ptr();
+    a.rows = rows;
+    a.n = n;
+    run_cuda(ROWWISE_SOFTMAX, 1, version, y, a, tune);
+    return dx;
+}
+
+optional<Tensor> contiguous(const optional<Tensor> &t) {
+    return t.has_value() ? optional<Tensor>(t->contiguous()) : c10::nullopt;
+}
+
+std::tuple<Tensor, Tensor, Tensor> layer_norm_cuda(const Tensor &x_in, const optional<Tensor> &w_in,
+                                                   const optional<Tensor> &b_in, double eps, int64_t version,
+                                                   c10::IntArrayRef tune) {
+    const auto [rows, n] = check_x("x", x_in);
+    check_param("weight", w_in, x_in);
+    check_param("bias", b_in, x_in);
+    check_version(version, tune);
+    check_cuda_version(ROWWISE_LAYER_NORM, 0, version, x_in);
+    const c10::cuda::CUDAGuard guard(x_in.device());
+    const Tensor x = x_in.contiguous();
+    const optional<Tensor> w = contiguous(w_in), b = contiguous(b_in);
+    Tensor y = at::empty(x.sizes(), x.options());
+    Tensor mean = at::empty(leading(x), x.options().dtype(acc_dtype(x)));
+    Tensor rstd = at::empty(leading(x), x.options().dtype(acc_dtype(x)));
+    if (n == 0) {  // no elements: the statistics of an empty row, as the CPU gives them
+        mean.fill_(NAN);
+        rstd.fill_(NAN);
+        return {y, mean, rstd};
+    }
+    rowwise_args a{};
+    a.x = x.const_data_ptr();
+    a.w = ptr(w);
+    a.b = ptr(b);
+    a.y = y.mutable_data_ptr();
+    a.mean = mean.mutable_data_ptr();
+    a.rstd = rstd.mutable_data_ptr();
+    a.rows = rows;
+    a.n = n;
+    a.eps = eps;
+    run_cuda(ROWWISE_LAYER_NORM, 0, version, x, a, tune);
+    return {y, mean, rstd};
+}
+
+std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cuda(const Tensor &dy_in, const Tensor &x_in,
+                                                            const optional<Tensor> &w_in, const Tensor &mean_in,
+                                                            const Tensor &rstd_in, std::array<bool, 2> grads,
+                                                            int64_t version, c10::IntArrayRef tune) {
+    const auto [rows, n] = check_x("x", x_in);
+    course::check_same_device("dy", dy_in, "x", x_in);
+    course::check_same_dtype("dy", dy_in, "x", x_in);
+    course::check_same_shape("dy", dy_in, "x", x_in);
+    check_param("weight", w_in, x_in);
+    check_stat("mean", mean_in, x_in);
+    check_stat("rstd", rstd_in, x_in);
+    check_version(version, tune);
+    check_cuda_version(ROWWISE_LAYER_NORM, 1, version, x_in);
+    const c10::cuda::CUDAGuard guard(x_in.device());
+    const Tensor x = x_in.contiguous(), dy = dy_in.contiguous(), mean = mean_in.contiguous(),
+                 rstd = rstd_in.contiguous();
+    const optional<Tensor> w = contiguous(w_in);
+    Tensor dx = at::empty(x.sizes(), x.options());
+    Tensor dw = at::empty({grads[0] ? n : 0}, x.options()), db = at::empty({grads[1] ? n : 0}, x.options());
+    if (n == 0) return {dx, dw, db};
+    rowwise_args a{};
+    a.x = x.const_data_ptr();
+    a.dy = dy.const_data_ptr();
+    a.w = ptr(w);
+    a.y = dx.mutable_data_ptr();
+    a.mean = const_cast<void *>(mean.const_data_ptr());
+    a.rstd = const_cast<void *>(rstd.const_data_ptr());
+    a.dw = grads[0] ? dw.mutable_data_ptr() : nullptr;
+    a.db = grads[1] ? db.mutable_data_ptr() : nullptr;
+    a.rows = rows;
+    a.n = n;
+    run_cuda(ROWWISE_LAYER_NORM, 1, version, x, a, tune);
+    return {dx, dw, db};
+}
+
+std::tuple<Tensor, Tensor> rms_norm_cuda(const Tensor &x_in, const optional<Tensor> &w_in, double eps, int64_t version,
+                                         c10::IntArrayRef tune) {
+    const auto [rows, n] = check_x("x", x_in);
+    check_param("weight", w_in, x_in);
+    check_version(version, tune);
+    check_cuda_version(ROWWISE_RMS_NORM, 0, version, x_in);
+    const c10::cuda::CUDAGuard guard(x_in.device());
+    const Tensor x = x_in.contiguous();
+    const optional<Tensor> w = contiguous(w_in);
+    Tensor y = at::empty(x.sizes(), x.options());
+    Tensor rstd = at::empty(leading(x), x.options().dtype(acc_dtype(x)));
+    if (n == 0) {
+        rstd.fill_(NAN);
+        return {y, rstd};
+    }
+    rowwise_args a{};
+    a.x = x.const_data_ptr();
+    a.w = ptr(w);
+    a.y = y.mutable_data_ptr();
+    a.rstd = rstd.mutable_data_ptr();
+    a.rows = rows;
+    a.n = n;
+    a.eps = eps;
+    run_cuda(ROWWISE_RMS_NORM, 0, version, x, a, tune);
+    return {y, rstd};
+}
+
+std::tuple<Tensor, Tensor> rms_norm_backward_cuda(const Tensor &dy_in, const Tensor &x_in, const optional<Tensor> &w_in,
+                                                  const Tensor &rstd_in, bool want_dw, int64_t version,
+                                                  c10::IntArrayRef tune) {
+    const auto [rows, n] = check_x("x", x_in);
+    course::check_same_device("dy", dy_in, "x", x_in);
+    course::check_same_dtype("dy", dy_in, "x", x_in);
+    course::check_same_shape("dy", dy_in, "x", x_in);
+    check_param("weight", w_in, x_in);
+    check_stat("rstd", rstd_in, x_in);
+    check_version(version, tune);
+    check_cuda_version(ROWWISE_RMS_NORM, 1, version, x_in);
+    const c10::cuda::CUDAGuard guard(x_in.device());
+    const Tensor x = x_in.contiguous(), dy = dy_in.contiguous(), rstd = rstd_in.contiguous();
+    const optional<Tensor> w = contiguous(w_in);
+    Tensor dx = at::empty(x.sizes(), x.options()), dw = at::empty({want_dw ? n : 0}, x.options());
+    if (n == 0) return {dx, dw};
+    rowwise_args a{};
+    a.x = x.const_data_ptr();
+    a.dy = dy.const_data_ptr();
+    a.w = ptr(w);
+    a.y = dx.mutable_data_ptr();
+    a.rstd = const_cast<void *>(rstd.const_data_ptr());
+    a.dw = want_dw ? dw.mutable_data_ptr() : nullptr;
+    a.rows = rows;
+    a.n = n;
+    run_cuda(ROWWISE_RMS_NORM, 1, version, x, a, tune);
+    return {dx, dw};
+}
+
+rowwise_op op_of(const std::string &name) {
+    if (name == "softmax") return ROWWISE_SOFTMAX;
+    if (name == "layer_norm") return ROWWISE_LAYER_NORM;
+    TORCH_CHECK_VALUE(name == "rms_norm", "op must be softmax, layer_norm or rms_norm, got ", name);
+    return ROWWISE_RMS_NORM;
+}
+
+std::string describe_cuda(const Tensor &x, const std::string &name, bool backward, int64_t version,
+                          c10::IntArrayRef tune) {
+    const auto [rows, n] = check_x("x", x);
+    check_version(version, tune);
+    const rowwise_op op = op_of(name);
+    check_cuda_version(op, backward, version, x);
+    const c10::cuda::CUDAGuard guard(x.device());
+    rowwise_args a{};
+    a.x = x.const_data_ptr();  // alignment as for x itself; the outputs are fresh, aligned allocations
+    a.rows = rows;
+    a.n = n;
+    const rowwise_tuning t = tuning_of(tune);
+    char text[256];
+    COURSE_CHECK_LAUNCH(rowwise_describe(op, backward, (int)version, course::dtype_of(x), &a,
+                                         tune.empty() ? nullptr : &t, text, sizeof text));
+    return text;
+}
+
+std::string describe_cpu(const Tensor &x, const std::string &name, bool backward, int64_t version,
+                         c10::IntArrayRef tune) {
+    check_x("x", x);
+    check_version(version, tune);
+    op_of(name);
+    (void)backward;
+    return "cpu: one row at a time, in double (rowwise_cpu.c)";
+}
+
+}  // namespace
+
+TORCH_LIBRARY(rowwise, m) {
+    m.def("softmax(Tensor x, int version=0, int[] tune=[]) -> Tensor");
+    m.def("softmax_backward(Tensor y, Tensor dy, int version=0, int[] tune=[]) -> Tensor");
+    m.def(
+        "layer_norm(Tensor x, Tensor? weight, Tensor? bias, float eps, int version=0, int[] tune=[]) "
+        "-> (Tensor, Tensor, Tensor)");
+    m.def(
+        "layer_norm_backward(Tensor dy, Tensor x, Tensor? weight, Tensor mean, Tensor rstd, bool[2] grads, "
+        "int version=0, int[] tune=[]) -> (Tensor, Tensor, Tensor)");
+    m.def("rms_norm(Tensor x, Tensor? weight, float eps, int version=0, int[] tune=[]) -> (Tensor, Tensor)");
+    m.def(
+        "rms_norm_backward(Tensor dy, Tensor x, Tensor? weight, Tensor rstd, bool want_dweight, int version=0, "
+        "int[] tune=[]) -> (Tensor, Tensor)");
+    m.def("describe(Tensor x, str op, bool backward=False, int version=0, int[] tune=[]) -> str");
+}
+
+TORCH_LIBRARY_IMPL(rowwise, CPU, m) {
+    m.impl("softmax", &softmax_cpu);
+    m.impl("softmax_backward", &softmax_backward_cpu);
+    m.impl("layer_norm", &layer_norm_cpu);
+    m.impl("layer_norm_backward", &layer_norm_backward_cpu);
+    m.impl("rms_norm", &rms_norm_cpu);
+    m.impl("rms_norm_backward", &rms_norm_backward_cpu);
+    m.impl("describe", &describe_cpu);
+}
+
+TORCH_LIBRARY_IMPL(rowwise, CUDA, m) {
+    m.impl("softmax", &softmax_cuda);
+    m.impl("softmax_backward", &softmax_backward_cuda);
+    m.impl("layer_norm", &layer_norm_cuda);
+    m.impl("layer_norm_backward", &layer_norm_backward_cuda);
+    m.impl("rms_norm", &rms_norm_cuda);
+    m.impl("rms_norm_backward", &rms_norm_backward_cuda);
+    m.impl("describe", &describe_cuda);
+}
+
+COURSE_PYTHON_MODULE()

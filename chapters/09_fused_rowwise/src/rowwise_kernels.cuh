@@ -1,0 +1,608 @@
+/*
+ * rowwise_kernels.cuh — what every kernel of this chapter shares: how rows map to threads, the statistics each op
+ * reduces and their merges, the reductions over a warp, a block, a cluster or the grid, and the host's plan of a
+ * launch. softmax_kernels.cu and norm_kernels.cu build their kernels from these pieces; rowwise_launch.cu holds the
+ * C launchers.
+ *
+ * How the work is split (README, "Rows, warps and blocks"):
+ *   - A row, or a segment of a row, belongs to a GROUP of G threads. G is a power of two up to 32 for short rows
+ *     (a warp holds 32 / G rows) or a multiple of 32 up to a whole block (a block holds blockDim / G rows).
+ *   - Each thread of a group holds PPT 16-byte packs of the row in registers (PPT * 8 bf16 values): the row is read
+ *     once, reduced, and written from the registers. When the rows are 16-byte aligned (n * sizeof(T) a multiple of
+ *     16) thread t holds packs t, t + G, t + 2G, ...; otherwise single elements t, t + G, ... (scalar loads, each
+ *     still coalesced across the group): the generic path for odd n.
+ *   - A row too long for one block is split into C segments, one block each. Their partial statistics meet through
+ *     distributed shared memory in a thread-block cluster (Hopper), or through global memory in a second kernel.
+ *   - Blocks walk the rows (a grid-stride loop), so a grid of a few waves covers any number of rows, and each
+ *     block's partial sums of dweight and dbias cover all the rows it saw.
+ */
+#pragma once
+
+#include <cooperative_groups.h>
+#include <type_traits>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "course_accumulate.cuh"
+#include "course_check.h"
+#include "course_launch.cuh"
+#define ROWWISE_WITH_CUDA_API
+#include "rowwise.h"
+
+namespace rowwise {
+
+namespace cg = cooperative_groups;
+using course::acc_t;
+using course::from_acc;
+using course::Pack;
+using course::to_acc;
+
+constexpr int kWarp = 32;
+constexpr int kMaxThreads = 512;          // a block: up to 128 registers per thread
+constexpr int kMaxBackwardThreads = 512;  // a backward block: its threads hold two rows and the dweight sums
+constexpr int kMaxWarps = 1024 / kWarp;
+constexpr int kMaxCluster = 16;    // the largest cluster an H100 launches (8 is the portable limit)
+constexpr int kForwardWaves = 4;   // forward grids: at most this many waves of blocks, each walking rows
+constexpr int kBackwardWaves = 1;  // backward grids: one wave, so few partial sums of dweight
+
+enum Mode : int {
+    kWhole = 0,       // a group holds a whole row
+    kCluster = 1,     // C blocks of a cluster hold a row; statistics meet in distributed shared memory
+    kSplitStats = 2,  // C blocks hold a row; each writes its segment's statistics to global memory
+    kSplitApply = 3,  // ... and a second launch reads them all, merges, and writes its segment
+};
+
+// How rows map to threads, as planned on the host (plan() below) and read by every block.
+struct Layout {
+    int group;        // G: threads per row (segment)
+    int segments;     // C: blocks per row
+    int64_t seg_len;  // elements per segment, a multiple of the pack size (the last segment may be shorter)
+    int mode;         // Mode
+    int packed;       // 1: 16-byte packs; 0: single elements (rows not 16-byte aligned)
+};
+
+// One thread's place: which row group, which segment, which columns.
+struct Ctx {
+    int G, t, g, R;       // group size, my index in it, my group in the block, groups per block
+    int C, rank;          // segments per row, my segment
+    int64_t slot, slots;  // my block's (cluster's) place among the grid's row walkers, and their number
+    int64_t n, seg_begin, seg_end;
+    int mode, packed;
+};
+
+__device__ inline Ctx make_ctx(const Layout &L, int64_t n) {
+    Ctx c;
+    c.G = L.group;
+    c.t = (int)threadIdx.x % L.group;
+    c.g = (int)threadIdx.x / L.group;
+    c.R = (int)blockDim.x / L.group;
+    c.C = L.segments;
+    c.rank = (int)(blockIdx.x % (unsigned)L.segments);
+    c.slot = blockIdx.x / (unsigned)L.segments;
+    c.slots = gridDim.x / (unsigned)L.segments;
+    c.n = n;
+    c.seg_begin = (int64_t)c.rank * L.seg_len;
+    c.seg_end = c.seg_begin + L.seg_len < n ? c.seg_begin + L.seg_len : n;
+    c.mode = L.mode;
+    c.packed = L.packed;
+    return c;
+}
+
+// ---- what one thread holds of a row ------------------------------------------------------------------------------
+// PPT packs of T. Element (k, j) is element j of pack k; its column depends on the layout (see the file's header):
+// PACKED (rows 16-byte aligned) or single elements. Both are compile-time choices, so the registers of a thread
+// hold just its values.
+// Which of them lie inside the segment does not change from row to row: a bit mask, computed once per kernel, says
+// (bit k * S + j), so the test costs a shift of a constant, not a 64-bit column computed per element.
+template <typename T, int PPT, bool PACKED>
+struct Slice {
+    static constexpr int S = Pack<T>::size;
+    using Mask = uint64_t;  // PPT * S <= 64
+    static_assert(PPT * S <= 64, "a thread holds at most 64 elements");
+    Pack<T> p[PPT];
+
+    // The column of element (k, j), counted from the segment's start.
+    __device__ static int offset(const Ctx &c, int k, int j) {
+        return PACKED ? (k * c.G + c.t) * S + j : (k * S + j) * c.G + c.t;
+    }
+    __device__ static int64_t column(const Ctx &c, int k, int j) {
+        return c.seg_begin + offset(c, k, j);
+    }
+    __device__ static Mask mask(const Ctx &c) {
+        Mask m = 0;
+        const int64_t len = c.seg_end - c.seg_begin;
+#pragma unroll
+        for (int k = 0; k < PPT; ++k)
+#pragma unroll
+            for (int j = 0; j < S; ++j)
+                if (offset(c, k, j) < len) m |= Mask(1) << (k * S + j);
+        return m;
+    }
+    __device__ static bool valid(Mask m, int k, int j) {
+        return (m >> (k * S + j)) & 1;
+    }
+    __device__ void clear() {
+#pragma unroll
+        for (int k = 0; k < PPT; ++k)
+#pragma unroll
+            for (int j = 0; j < S; ++j) p[k].v[j] = from_acc<T>(acc_t<T>(0));
+    }
+    // row: the row's first element (or a parameter vector such as the weight). Elements outside the segment are
+    // left as they were.
+    __device__ void load(const T *__restrict__ row, const Ctx &c, Mask m) {
+        const T *segment = row + c.seg_begin;
+#pragma unroll
+        for (int k = 0; k < PPT; ++k) {
+            if constexpr (PACKED) {
+                if (valid(m, k, 0)) p[k] = *reinterpret_cast<const Pack<T> *>(segment + (k * c.G + c.t) * S);
+            } else {
+#pragma unroll
+                for (int j = 0; j < S; ++j)
+                    if (valid(m, k, j)) p[k].v[j] = segment[(k * S + j) * c.G + c.t];
+            }
+        }
+    }
+    __device__ void store(T *__restrict__ row, const Ctx &c, Mask m) const {
+        T *segment = row + c.seg_begin;
+#pragma unroll
+        for (int k = 0; k < PPT; ++k) {
+            if constexpr (PACKED) {
+                if (valid(m, k, 0)) *reinterpret_cast<Pack<T> *>(segment + (k * c.G + c.t) * S) = p[k];
+            } else {
+#pragma unroll
+                for (int j = 0; j < S; ++j)
+                    if (valid(m, k, j)) segment[(k * S + j) * c.G + c.t] = p[k].v[j];
+            }
+        }
+    }
+    __device__ acc_t<T> get(int k, int j) const {
+        return to_acc(p[k].v[j]);
+    }
+    __device__ void set(int k, int j, acc_t<T> value) {
+        p[k].v[j] = from_acc<T>(value);
+    }
+};
+
+// Every element a thread holds: for (k, j) in RW_EACH(PPT, S) { ... } — unrolled, so k and j are constants and the
+// packs stay in registers (a run-time index would move them to local memory).
+#define RW_EACH(PPT, S) \
+    _Pragma("unroll") for (int k = 0; k < (PPT); ++k) _Pragma("unroll") for (int j = 0; j < (S); ++j)
+
+// ---- math in the accumulation type -------------------------------------------------------------------------------
+__device__ inline float exp_acc(float x) {
+    return exp2f(x * 1.4426950408889634f);  // ex2.approx under --use_fast_math: the fast exp of the GPU
+}
+__device__ inline double exp_acc(double x) {
+    return exp(x);
+}
+__device__ inline float rsqrt_acc(float x) {
+    return rsqrtf(x);
+}
+__device__ inline double rsqrt_acc(double x) {
+    return 1.0 / sqrt(x);
+}
+
+// ---- the statistics each op reduces, with their merges -----------------------------------------------------------
+// merge(a, b) is the statistic of the two parts together. The reductions below always put the part of the lower
+// lane, warp or block first, so every thread of a row computes the same bits.
+
+// softmax: the online (max, sum) pair (online_softmax.h explains it for float).
+template <typename A>
+struct MaxSum {
+    A max, sum;
+    __device__ static MaxSum empty() {
+        return {A(-INFINITY), A(0)};
+    }
+};
+template <typename A>
+__device__ inline A rescaled(const MaxSum<A> &s, A m) {
+    return s.max == A(-INFINITY) ? A(0) : s.sum * exp_acc(s.max - m);
+}
+template <typename A>
+__device__ inline MaxSum<A> merge(const MaxSum<A> &a, const MaxSum<A> &b) {
+    const A m = fmax(a.max, b.max);
+    return {m, rescaled(a, m) + rescaled(b, m)};
+}
+template <typename A>
+__device__ inline MaxSum<A> shfl_xor(const MaxSum<A> &s, int mask) {
+    return {__shfl_xor_sync(0xffffffffu, s.max, mask), __shfl_xor_sync(0xffffffffu, s.sum, mask)};
+}
+
+// LayerNorm: count, mean and M2 = sum of (x - mean)^2 of a part; Chan et al.'s merge of Welford's statistics.
+template <typename A>
+struct Moments {
+    A count, mean, m2;
+    __device__ static Moments empty() {
+        return {A(0), A(0), A(0)};
+    }
+};
+template <typename A>
+__device__ inline Moments<A> merge(const Moments<A> &a, const Moments<A> &b) {
+    const A count = a.count + b.count;
+    if (count == A(0)) return a;
+    const A delta = b.mean - a.mean, share = b.count / count;
+    return {count, a.mean + delta * share, a.m2 + b.m2 + delta * delta * a.count * share};
+}
+template <typename A>
+__device__ inline Moments<A> shfl_xor(const Moments<A> &s, int mask) {
+    return {__shfl_xor_sync(0xffffffffu, s.count, mask), __shfl_xor_sync(0xffffffffu, s.mean, mask),
+            __shfl_xor_sync(0xffffffffu, s.m2, mask)};
+}
+
+// Everything else: K plain sums.
+template <typename A, int K>
+struct Sums {
+    A v[K];
+    __device__ static Sums empty() {
+        Sums s;
+#pragma unroll
+        for (int i = 0; i < K; ++i) s.v[i] = A(0);
+        return s;
+    }
+};
+template <typename A, int K>
+__device__ inline Sums<A, K> merge(const Sums<A, K> &a, const Sums<A, K> &b) {
+    Sums<A, K> r;
+#pragma unroll
+    for (int i = 0; i < K; ++i) r.v[i] = a.v[i] + b.v[i];
+    return r;
+}
+template <typename A, int K>
+__device__ inline Sums<A, K> shfl_xor(const Sums<A, K> &s, int mask) {
+    Sums<A, K> r;
+#pragma unroll
+    for (int i = 0; i < K; ++i) r.v[i] = __shfl_xor_sync(0xffffffffu, s.v[i], mask);
+    return r;
+}
+
+// ---- reductions --------------------------------------------------------------------------------------------------
+// Shared memory of the reductions, double-buffered: row i uses buffer i % 2, so one barrier per row suffices (a
+// thread can only overwrite buffer p at row i + 2 after every thread passed row i + 1's barrier, after reading it).
+template <typename S>
+struct Exchange {
+    S warps[2][kMaxWarps];
+    S cluster[2];
+};
+
+// Every thread of the group gets the group's statistic. Called by all threads of the block (it has a barrier when
+// groups are larger than a warp).
+template <typename S>
+__device__ inline S reduce_group(S v, const Ctx &c, Exchange<S> &x, int parity) {
+    const int lane = (int)threadIdx.x % kWarp;
+    const int width = c.G < kWarp ? c.G : kWarp;
+    for (int mask = width / 2; mask > 0; mask /= 2) {  // butterfly: lanes i and i ^ mask swap and merge
+        const S other = shfl_xor(v, mask);
+        v = (lane & mask) ? merge(other, v) : merge(v, other);
+    }
+    if (c.G > kWarp) {  // the same for every thread of the block
+        const int warp = (int)threadIdx.x / kWarp, first = c.g * (c.G / kWarp), count = c.G / kWarp;
+        if (lane == 0) x.warps[parity][warp] = v;
+        __syncthreads();
+        v = x.warps[parity][first];
+        for (int w = 1; w < count; ++w) v = merge(v, x.warps[parity][first + w]);
+    }
+    return v;
+}
+
+// Every thread of the cluster's C blocks gets the row's statistic: each block's thread 0 puts its block's part in
+// its shared memory, the cluster waits, and every thread reads the C parts (its own block's and the others', through
+// distributed shared memory) in rank order.
+template <typename S>
+__device__ inline S cluster_combine(S v, const Ctx &c, Exchange<S> &x, int parity) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    cg::cluster_group cluster = cg::this_cluster();
+    if (threadIdx.x == 0) x.cluster[parity] = v;
+    cluster.sync();
+    S total = *cluster.map_shared_rank(&x.cluster[parity], 0);
+    for (int r = 1; r < c.C; ++r) total = merge(total, *cluster.map_shared_rank(&x.cluster[parity], r));
+    return total;
+#else
+    (void)c, (void)x, (void)parity;
+    __trap();  // the host launches clusters only on sm_90 and later
+    return v;
+#endif
+}
+
+// At the end of a cluster kernel: no block may leave while another still reads its shared memory.
+__device__ inline void finish(const Ctx &c) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (c.mode == kCluster) cg::this_cluster().sync();
+#else
+    (void)c;
+#endif
+}
+
+// The rows a block (cluster) walks: rows slot*R + g, then every slots*R further. The same number of steps for every
+// thread of the block and every block of a cluster, so the barriers inside match.
+template <typename Body>
+__device__ inline void for_each_row(const Ctx &c, int64_t rows, Body body) {
+    int parity = 0;
+    for (int64_t first = c.slot * c.R; first < rows; first += c.slots * c.R) {
+        const int64_t row = first + c.g;
+        body(row, row < rows, parity);
+        parity ^= 1;
+    }
+}
+
+// One row, in every mode: load its slice, reduce the statistic over the row, apply it. `stats` is the split modes'
+// global array of per-segment statistics [rows][C].
+template <typename S, typename Load, typename Local, typename Apply>
+__device__ inline void process_row(const Ctx &c, int64_t row, bool active, int parity, Exchange<S> &x, S *stats,
+                                   Load load, Local local, Apply apply) {
+    if (c.mode == kSplitApply) {  // no reduction here: the first launch left every segment's part
+        if (!active) return;
+        load();
+        S total = stats[row * c.C];
+        for (int r = 1; r < c.C; ++r) total = merge(total, stats[row * c.C + r]);
+        apply(total);
+        return;
+    }
+    if (active) load();
+    S total = reduce_group(active ? local() : S::empty(), c, x, parity);
+    if (c.mode == kCluster) total = cluster_combine(total, c, x, parity);
+    if (c.mode == kSplitStats) {
+        if (active && threadIdx.x == 0) stats[row * c.C + c.rank] = total;
+        return;
+    }
+    if (active) apply(total);
+}
+
+// Backward: write this block's sums of dweight (or dbias) over its rows to partial[slot][column]. A block whose
+// groups each held a row combines the groups in shared memory first, in group order (scratch: n entries).
+template <typename T, int PPT, bool PACKED>
+__device__ inline void write_partials(const Ctx &c, uint64_t mask, const acc_t<T> (&sum)[PPT][Pack<T>::size],
+                                      acc_t<T> *partial, acc_t<T> *scratch) {
+    using A = acc_t<T>;
+    using Sl = Slice<T, PPT, PACKED>;
+    A *out = partial + c.slot * c.n;
+    if (c.R == 1) {
+        RW_EACH(PPT, Sl::S) {
+            if (Sl::valid(mask, k, j)) out[Sl::column(c, k, j)] = sum[k][j];
+        }
+        return;
+    }
+    for (int64_t i = threadIdx.x; i < c.n; i += blockDim.x) scratch[i] = A(0);
+    __syncthreads();
+    for (int g = 0; g < c.R; ++g) {
+        if (c.g == g) {
+            RW_EACH(PPT, Sl::S) {
+                if (Sl::valid(mask, k, j)) scratch[Sl::column(c, k, j)] += sum[k][j];
+            }
+        }
+        __syncthreads();
+    }
+    for (int64_t i = threadIdx.x; i < c.n; i += blockDim.x) out[i] = scratch[i];
+    __syncthreads();  // scratch is reused for the next vector
+}
+
+// dweight[col] = sum over the partial rows, in order: a 32 x 32 block per 32 columns, each thread summing every 32nd
+// partial row, then one thread per column adding the 32 sums in order. No atomics: the same bits on every run.
+template <typename T>
+__global__ void __launch_bounds__(1024)
+    sum_partials_kernel(const acc_t<T> *__restrict__ partial, int64_t slots, int64_t n, T *__restrict__ out) {
+    using A = acc_t<T>;
+    __shared__ A part[32][33];
+    const int64_t col = (int64_t)blockIdx.x * 32 + threadIdx.x;
+    A s = A(0);
+    if (col < n)
+        for (int64_t r = threadIdx.y; r < slots; r += 32) s += partial[r * n + col];
+    part[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && col < n) {
+        A total = A(0);
+        for (int i = 0; i < 32; ++i) total += part[i][threadIdx.x];
+        out[col] = from_acc<T>(total);
+    }
+}
+
+// ---- the host's plan of a launch ---------------------------------------------------------------------------------
+struct Plan {
+    int mode = kWhole, ppt = 4, block = 256, group = 32, segments = 1, packed = 1;
+    int64_t seg_len = 0, grid = 1, slots = 1;
+    size_t smem = 0;           // dynamic shared memory per block
+    size_t stats_bytes = 0;    // split modes: rows x C statistics
+    size_t partial_bytes = 0;  // backward: one [slots][n] array of partial sums per wanted gradient
+    int partials = 0;          // how many such arrays (dweight, dbias)
+};
+
+inline int64_t ceil_div(int64_t a, int64_t b) {
+    return (a + b - 1) / b;
+}
+inline int64_t round_up(int64_t a, int64_t b) {
+    return ceil_div(a, b) * b;
+}
+inline int next_pow2(int64_t v) {
+    int p = 1;
+    while (p < v) p *= 2;
+    return p;
+}
+inline bool aligned16(const void *p) {
+    return p == nullptr || course::is_pack_aligned(p);
+}
+inline size_t align256(size_t bytes) {
+    return (bytes + 255) / 256 * 256;
+}
+
+inline bool device_has_clusters() {
+    int device = 0, major = 0, launch = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) return false;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) return false;
+    if (cudaDeviceGetAttribute(&launch, cudaDevAttrClusterLaunch, device) != cudaSuccess) return false;
+    return major >= 9 && launch != 0;
+}
+
+// The row-layout part of a plan (no device queries): threads per row, blocks per row, packs per thread.
+// Returns false when `version` cannot hold a row of n elements (rowwise_unsupported says why).
+template <typename T>
+bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuning, bool clusters, Plan *p) {
+    constexpr int S = Pack<T>::size;
+    const int max_group = backward ? kMaxBackwardThreads : kMaxThreads;
+    // Forward 4 packs per thread, backward 2 (two rows in registers). On the H100, 2 packs for bf16 forwards (half
+    // the registers, twice the occupancy) ran slower than 4 at every shape: bytes in flight per thread won (NOTES.md).
+    int ppt = tuning && tuning->packs_per_thread ? tuning->packs_per_thread : (backward ? 2 : 4);
+    if (sizeof(T) == 8) ppt = backward ? 1 : 2;  // float64 is built for one size only
+    p->ppt = ppt;
+    const int64_t per_thread = (int64_t)ppt * S;
+    const int64_t need = ceil_div(n, per_thread);
+    const bool fits = need <= max_group;
+    if (version == ROWWISE_REGISTERS || (version == ROWWISE_AUTO && fits)) {
+        if (!fits) return false;
+        p->mode = kWhole;
+        p->segments = 1;
+        p->seg_len = n;
+        p->group = need <= kWarp ? next_pow2(need) : (int)round_up(need, kWarp);
+        const int target = tuning && tuning->block_threads ? tuning->block_threads : (backward ? 512 : 256);
+        const int groups = target / p->group > 1 ? target / p->group : 1;
+        p->block = groups * p->group;
+        if (p->block > max_group) p->block = p->group;
+        return true;
+    }
+    // A row over C blocks. Forward rows that would need more blocks than a cluster holds take more packs per thread
+    // (built: 2 and 4 for 16-bit types, 4 and 8 for float32).
+    while (!backward && !(tuning && tuning->packs_per_thread) && sizeof(T) != 8 && ppt < (sizeof(T) == 4 ? 8 : 4) &&
+           ceil_div(n, (int64_t)max_group * ppt * S) > kMaxCluster) {
+        ppt *= 2;
+    }
+    p->ppt = ppt;
+    const int64_t capacity = (int64_t)max_group * ppt * S;
+    int64_t C = tuning && tuning->blocks_per_row ? tuning->blocks_per_row : ceil_div(n, capacity);
+    if (version != ROWWISE_AUTO && C < 2) C = 2;  // versions 4 and 5 asked for by name: at least two blocks a row
+    p->seg_len = round_up(ceil_div(n, C), S);
+    C = ceil_div(n, p->seg_len);
+    if (C < 1) C = 1;
+    p->segments = (int)C;
+    p->group = (int)round_up(ceil_div(p->seg_len, (int64_t)ppt * S), kWarp);
+    if (p->group > max_group) return false;
+    p->block = p->group;
+    const bool cluster = version == ROWWISE_CLUSTER || (version == ROWWISE_AUTO && clusters && C <= kMaxCluster);
+    if (version == ROWWISE_CLUSTER && (!clusters || C > kMaxCluster)) return false;
+    p->mode = cluster ? kCluster : kSplitStats;
+    return true;
+}
+
+}  // namespace rowwise
+
+namespace rowwise {
+
+// ---- from a plan to a launch -------------------------------------------------------------------------------------
+inline void cluster_config(cudaLaunchConfig_t *config, cudaLaunchAttribute *attribute, const Plan &p,
+                           cudaStream_t stream) {
+    *config = cudaLaunchConfig_t{};
+    config->gridDim = dim3((unsigned)p.grid);
+    config->blockDim = dim3((unsigned)p.block);
+    config->dynamicSmemBytes = p.smem;
+    config->stream = stream;
+    attribute->id = cudaLaunchAttributeClusterDimension;
+    attribute->val.clusterDim.x = (unsigned)p.segments;
+    attribute->val.clusterDim.y = 1;
+    attribute->val.clusterDim.z = 1;
+    config->attrs = attribute;
+    config->numAttrs = 1;
+}
+
+// How many clusters of this plan the GPU holds at once (0: none fits, e.g. too many blocks per cluster).
+template <typename Kernel>
+cudaError_t active_clusters(Kernel kernel, const Plan &p, int *clusters) {
+    if (p.segments > 8)
+        CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    cudaLaunchConfig_t config;
+    cudaLaunchAttribute attribute;
+    Plan one = p;
+    one.grid = p.segments;
+    cluster_config(&config, &attribute, one, nullptr);
+    return cudaOccupancyMaxActiveClusters(clusters, kernel, &config);
+}
+
+// Grid size, shared memory and workspace of a plan whose row layout shape_plan chose. A cluster plan that the GPU
+// cannot hold (no cluster of that size fits) becomes a split plan when the version was left to choose (AUTO).
+template <typename Kernel>
+cudaError_t size_plan(Kernel kernel, int version, int backward, int64_t rows, int64_t n, size_t acc_bytes,
+                      size_t stats_bytes, int partials, Plan *p) {
+    const int groups = p->block / p->group;
+    p->smem = backward && groups > 1 ? (size_t)n * acc_bytes : 0;
+    const int64_t waves = backward ? kBackwardWaves : kForwardWaves;
+    if (p->mode == kCluster) {
+        int clusters = 0;
+        CUDA_RETURN_IF_ERROR(active_clusters(kernel, *p, &clusters));
+        if (clusters < 1) {
+            if (version == ROWWISE_CLUSTER) return cudaErrorInvalidConfiguration;
+            p->mode = kSplitStats;  // AUTO: the portable way
+        } else {
+            const int64_t walkers = rows < clusters * waves ? rows : clusters * waves;
+            p->grid = (walkers < 1 ? 1 : walkers) * p->segments;
+        }
+    }
+    if (p->mode != kCluster) {
+        int64_t wave = 0;
+        CUDA_RETURN_IF_ERROR(course::blocks_per_wave(kernel, p->block, p->smem, &wave));
+        const int64_t need = ceil_div(rows, groups);
+        const int64_t per_wave = wave / p->segments > 0 ? wave / p->segments : 1;
+        const int64_t walkers = need < per_wave * waves ? need : per_wave * waves;
+        p->grid = (walkers < 1 ? 1 : walkers) * p->segments;
+    }
+    p->slots = p->grid / p->segments;
+    p->stats_bytes = p->mode == kSplitStats ? align256((size_t)rows * p->segments * stats_bytes) : 0;
+    p->partials = backward ? partials : 0;
+    p->partial_bytes = align256((size_t)p->slots * n * acc_bytes);
+    return cudaSuccess;
+}
+
+inline size_t workspace_of(const Plan &p) {
+    return p.stats_bytes + (size_t)p.partials * p.partial_bytes;
+}
+
+inline Layout layout_of(const Plan &p, int mode) {
+    return Layout{p.group, p.segments, p.seg_len, mode, p.packed};
+}
+
+// Launch `kernel` as the plan says: a cluster launch (cudaLaunchKernelEx with the cluster's size as an attribute)
+// or a plain one.
+template <typename... Params, typename... Args>
+cudaError_t launch(void (*kernel)(Params...), const Plan &p, cudaStream_t stream, Args... args) {
+    if (p.mode == kCluster) {
+        cudaLaunchConfig_t config;
+        cudaLaunchAttribute attribute;
+        cluster_config(&config, &attribute, p, stream);
+        return cudaLaunchKernelEx(&config, kernel, args...);
+    }
+    kernel<<<(unsigned)p.grid, (unsigned)p.block, p.smem, stream>>>(args...);
+    return cudaGetLastError();
+}
+
+// The finishing launch of a backward: each wanted gradient is the sum of its partial rows.
+template <typename T>
+cudaError_t sum_partials(const Plan &p, const void *partial, int64_t n, void *out, cudaStream_t stream) {
+    sum_partials_kernel<T><<<(unsigned)ceil_div(n, 32), dim3(32, 32), 0, stream>>>(
+        static_cast<const acc_t<T> *>(partial), p.slots, n, static_cast<T *>(out));
+    return cudaGetLastError();
+}
+
+// Where the parts of the workspace start.
+struct Workspace {
+    void *stats, *partial[2];
+};
+inline Workspace carve(const Plan &p, void *base) {
+    char *at = static_cast<char *>(base);
+    Workspace w;
+    w.stats = at;
+    w.partial[0] = at + p.stats_bytes;
+    w.partial[1] = at + p.stats_bytes + p.partial_bytes;
+    return w;
+}
+
+inline bool args_packed(const rowwise_args *a, size_t element) {
+    return a->n * element % 16 == 0 && aligned16(a->x) && aligned16(a->dy) && aligned16(a->w) && aligned16(a->b) &&
+           aligned16(a->y);
+}
+
+// A plan's text (rowwise_describe).
+inline void describe(const Plan &p, char *text, size_t bytes) {
+    static const char *names[] = {"registers", "cluster", "split", "split"};
+    snprintf(text, bytes,
+             "%s: %d threads per row, %d packs of 16 bytes per thread%s, %d block%s per row, "
+             "%d-thread blocks, %lld blocks",
+             names[p.mode], p.group, p.ppt, p.packed ? "" : " (as single elements)", p.segments,
+             p.segments > 1 ? "s" : "", p.block, (long long)p.grid);
+}
+
+}  // namespace rowwise

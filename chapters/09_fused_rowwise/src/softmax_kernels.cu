@@ -1,0 +1,261 @@
+/*
+ * softmax_kernels.cu — softmax over the last dimension on the GPU, forward (a ladder of versions) and backward.
+ *
+ *   Version 1, softmax_naive_kernel: a block per row, three passes over the row in global memory — the max, then the
+ *     sum of exp(x - max), then the output — with a block reduction (warp shuffles, then shared memory) after each of
+ *     the first two. x is read three times (the second and third reads mostly from L2).
+ *   Version 2, softmax_warp_online_kernel: a warp per row. Each lane keeps a running (max, sum) of its elements
+ *     (online_softmax.h, the exercise), the lanes combine their pairs with shuffles, and a second pass writes
+ *     exp(x - max) / sum. One pass fewer than version 1, no shared memory, no barrier; x is still read twice.
+ *   Version 3, softmax_forward_kernel in kWhole mode: the row in registers (rowwise_kernels.cuh). Each thread loads
+ *     its 16-byte packs, computes its own (max, sum) from them, the group merges the pairs, and every thread writes
+ *     exp(x - max) / sum from the values it holds: x is read once and y written once, as a copy does.
+ *   Version 4, the same kernel in kCluster mode: a row over the blocks of a thread-block cluster, the blocks'
+ *     (max, sum) pairs merged through distributed shared memory. For rows longer than a block holds.
+ *   Version 5, the same kernel twice, kSplitStats then kSplitApply: the portable way for such rows (x read twice).
+ * The backward, dx = y (dy - sum(y dy)), is softmax_backward_kernel with the same row layouts (versions 3-5).
+ */
+#include <cuda_runtime.h>
+
+#include <online_softmax.h> /* <...>: EXERCISE=1 builds find the student's copy first */
+
+#include "course_check.h" /* CUDA_RETURN_IF_ERROR: every launch and API call is checked */
+#include "rowwise_kernels.cuh"
+
+namespace rowwise {
+
+// ---- version 1 ---------------------------------------------------------------------------------------------------
+// One value per thread -> every thread gets the block's max (is_max) or sum. blockDim.x is a multiple of 32.
+template <typename A>
+__device__ A block_all_reduce(A v, bool is_max, A *scratch) {
+    for (int mask = kWarp / 2; mask > 0; mask /= 2) {
+        const A other = __shfl_xor_sync(0xffffffffu, v, mask);
+        v = is_max ? fmax(v, other) : v + other;
+    }
+    const int warps = (int)blockDim.x / kWarp;
+    if (threadIdx.x % kWarp == 0) scratch[threadIdx.x / kWarp] = v;
+    __syncthreads();
+    v = scratch[0];
+    for (int w = 1; w < warps; ++w) v = is_max ? fmax(v, scratch[w]) : v + scratch[w];
+    __syncthreads();  // scratch is written again by the next reduction
+    return v;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kMaxThreads)
+    softmax_naive_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t n) {
+    using A = acc_t<T>;
+    __shared__ A scratch[kMaxWarps];
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+        const T *xr = x + row * n;
+        A m = A(-INFINITY);
+        for (int64_t i = threadIdx.x; i < n; i += blockDim.x) m = fmax(m, to_acc(xr[i]));  // pass 1
+        m = block_all_reduce(m, true, scratch);
+        A s = A(0);
+        for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += exp_acc(to_acc(xr[i]) - m);  // pass 2
+        s = block_all_reduce(s, false, scratch);
+        const A inverse = A(1) / s;
+        for (int64_t i = threadIdx.x; i < n; i += blockDim.x)  // pass 3
+            y[row * n + i] = from_acc<T>(exp_acc(to_acc(xr[i]) - m) * inverse);
+    }
+}
+
+// ---- version 2 (float accumulation: online_softmax.h is written in float) ----------------------------------------
+template <typename T>
+__global__ void __launch_bounds__(256)
+    softmax_warp_online_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t n) {
+    const int lane = (int)threadIdx.x % kWarp;
+    const int64_t warps = (int64_t)gridDim.x * (blockDim.x / kWarp);
+    for (int64_t row = (int64_t)blockIdx.x * (blockDim.x / kWarp) + threadIdx.x / kWarp; row < rows; row += warps) {
+        const T *xr = x + row * n;  // the same row for the whole warp: its shuffles stay in step
+        rw_max_sum s = rw_max_sum_empty();
+        for (int64_t i = lane; i < n; i += kWarp) s = rw_online_add(s, to_acc(xr[i]));
+        s = rw_warp_combine(s, kWarp);
+        const float inverse = 1.0f / s.sum;
+        for (int64_t i = lane; i < n; i += kWarp) y[row * n + i] = from_acc<T>(rw_exp(to_acc(xr[i]) - s.max) * inverse);
+    }
+}
+
+// ---- versions 3-5 ------------------------------------------------------------------------------------------------
+template <typename T, int PPT, bool PACKED>
+__global__ void __launch_bounds__(kMaxThreads)
+    softmax_forward_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t n, Layout layout,
+                           MaxSum<acc_t<T>> *stats) {
+    using A = acc_t<T>;
+    using St = MaxSum<A>;
+    using Sl = Slice<T, PPT, PACKED>;
+    __shared__ Exchange<St> exchange;
+    const Ctx c = make_ctx(layout, n);
+    const uint64_t mask = Sl::mask(c);
+    for_each_row(c, rows, [&](int64_t row, bool active, int parity) {
+        Sl v;
+        v.clear();
+        process_row<St>(
+            c, row, active, parity, exchange, stats, [&] { v.load(x + row * n, c, mask); },
+            [&] {  // this thread's own pair: its max, then its sum of exp(x - max)
+                A m = A(-INFINITY);
+                RW_EACH(PPT, Sl::S) {
+                    if (Sl::valid(mask, k, j)) m = fmax(m, v.get(k, j));
+                }
+                A s = A(0);
+                if (m != A(-INFINITY)) {
+                    RW_EACH(PPT, Sl::S) {
+                        if (Sl::valid(mask, k, j)) s += exp_acc(v.get(k, j) - m);
+                    }
+                }
+                return St{m, s};
+            },
+            [&](const St &total) {
+                const A inverse = A(1) / total.sum;
+                RW_EACH(PPT, Sl::S) {
+                    v.set(k, j, exp_acc(v.get(k, j) - total.max) * inverse);
+                }
+                v.store(y + row * n, c, mask);
+            });
+    });
+    finish(c);
+}
+
+template <typename T, int PPT, bool PACKED>
+__global__ void __launch_bounds__(kMaxBackwardThreads)
+    softmax_backward_kernel(const T *__restrict__ y, const T *__restrict__ dy, T *__restrict__ dx, int64_t rows,
+                            int64_t n, Layout layout, Sums<acc_t<T>, 1> *stats) {
+    using A = acc_t<T>;
+    using St = Sums<A, 1>;
+    using Sl = Slice<T, PPT, PACKED>;
+    __shared__ Exchange<St> exchange;
+    const Ctx c = make_ctx(layout, n);
+    const uint64_t mask = Sl::mask(c);
+    for_each_row(c, rows, [&](int64_t row, bool active, int parity) {
+        Sl yv, gv;
+        yv.clear();
+        gv.clear();
+        process_row<St>(
+            c, row, active, parity, exchange, stats,
+            [&] {
+                yv.load(y + row * n, c, mask);
+                gv.load(dy + row * n, c, mask);
+            },
+            [&] {
+                St s = St::empty();
+                RW_EACH(PPT, Sl::S) {
+                    if (Sl::valid(mask, k, j)) s.v[0] += yv.get(k, j) * gv.get(k, j);
+                }
+                return s;
+            },
+            [&](const St &total) {
+                RW_EACH(PPT, Sl::S) {
+                    gv.set(k, j, yv.get(k, j) * (gv.get(k, j) - total.v[0]));
+                }
+                gv.store(dx + row * n, c, mask);
+            });
+    });
+    finish(c);
+}
+
+// ---- launchers ---------------------------------------------------------------------------------------------------
+template <typename T>
+using ForwardKernel = void (*)(const T *, T *, int64_t, int64_t, Layout, MaxSum<acc_t<T>> *);
+template <typename T>
+using BackwardKernel = void (*)(const T *, const T *, T *, int64_t, int64_t, Layout, Sums<acc_t<T>, 1> *);
+
+// The instantiations: packs per thread 2 or 4 forward, 1 or 2 backward (float64: 2 and 1), packed or not.
+template <typename T>
+ForwardKernel<T> forward_kernel(int ppt, bool packed) {
+    if (sizeof(T) == 8 && ppt != 2) return nullptr;
+    if (ppt == 2) return packed ? softmax_forward_kernel<T, 2, true> : softmax_forward_kernel<T, 2, false>;
+    if (ppt == 4) return packed ? softmax_forward_kernel<T, 4, true> : softmax_forward_kernel<T, 4, false>;
+    if constexpr (sizeof(T) == 4) {  // float32 rows over a cluster: 8 packs let 16 blocks hold 2^18 elements
+        if (ppt == 8) return packed ? softmax_forward_kernel<T, 8, true> : softmax_forward_kernel<T, 8, false>;
+    }
+    return nullptr;
+}
+
+template <typename T>
+BackwardKernel<T> backward_kernel(int ppt, bool packed) {
+    if (sizeof(T) == 8 && ppt != 1) return nullptr;
+    if (ppt == 1) return packed ? softmax_backward_kernel<T, 1, true> : softmax_backward_kernel<T, 1, false>;
+    if (ppt == 2) return packed ? softmax_backward_kernel<T, 2, true> : softmax_backward_kernel<T, 2, false>;
+    return nullptr;
+}
+
+// Plans (and, unless plan_only, launches) one softmax. Returns the plan through `out`.
+template <typename T>
+cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const rowwise_tuning *tuning, void *workspace,
+                        size_t workspace_bytes, cudaStream_t stream, bool plan_only, Plan *out) {
+    Plan p;
+    p.packed = args_packed(a, sizeof(T));
+    const int64_t rows = a->rows, n = a->n;
+    if (version == ROWWISE_NAIVE || version == ROWWISE_WARP_ONLINE) {  // forward only (rowwise_unsupported)
+        p.mode = kWhole;
+        p.group = version == ROWWISE_NAIVE ? 256 : kWarp;
+        p.block = 256;
+        p.ppt = 0;
+        p.packed = 0;
+        int64_t wave = 0;
+        if (version == ROWWISE_NAIVE) {
+            CUDA_RETURN_IF_ERROR(course::blocks_per_wave(softmax_naive_kernel<T>, p.block, 0, &wave));
+            p.grid = rows < wave * kForwardWaves ? rows : wave * kForwardWaves;
+        } else if constexpr (sizeof(T) == 8) {
+            return cudaErrorInvalidValue;  // version 2 computes in float (online_softmax.h)
+        } else {
+            CUDA_RETURN_IF_ERROR(course::blocks_per_wave(softmax_warp_online_kernel<T>, p.block, 0, &wave));
+            const int64_t need = ceil_div(rows, p.block / kWarp);
+            p.grid = need < wave * kForwardWaves ? need : wave * kForwardWaves;
+        }
+        if (p.grid < 1) p.grid = 1;
+        *out = p;
+        if (plan_only || rows == 0 || n == 0) return cudaSuccess;
+        const T *x = static_cast<const T *>(a->x);
+        T *y = static_cast<T *>(a->y);
+        if (version == ROWWISE_NAIVE) {
+            softmax_naive_kernel<T><<<(unsigned)p.grid, p.block, 0, stream>>>(x, y, rows, n);
+        } else if constexpr (sizeof(T) != 8) {
+            softmax_warp_online_kernel<T><<<(unsigned)p.grid, p.block, 0, stream>>>(x, y, rows, n);
+        }
+        return cudaGetLastError();
+    }
+    if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p)) return cudaErrorInvalidValue;
+    using A = acc_t<T>;
+    if (!backward) {
+        auto kernel = forward_kernel<T>(p.ppt, p.packed);
+        if (kernel == nullptr) return cudaErrorInvalidValue;
+        CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 0, rows, n, sizeof(A), sizeof(MaxSum<A>), 0, &p));
+        *out = p;
+        if (plan_only || rows == 0 || n == 0) return cudaSuccess;
+        if (workspace_bytes < workspace_of(p)) return cudaErrorInvalidValue;
+        auto *stats = static_cast<MaxSum<A> *>(carve(p, workspace).stats);
+        const T *x = static_cast<const T *>(a->x);
+        T *y = static_cast<T *>(a->y);
+        if (p.mode == kSplitStats) {
+            CUDA_RETURN_IF_ERROR(launch(kernel, p, stream, x, y, rows, n, layout_of(p, kSplitStats), stats));
+            return launch(kernel, p, stream, x, y, rows, n, layout_of(p, kSplitApply), stats);
+        }
+        return launch(kernel, p, stream, x, y, rows, n, layout_of(p, p.mode), stats);
+    }
+    auto kernel = backward_kernel<T>(p.ppt, p.packed);
+    if (kernel == nullptr) return cudaErrorInvalidValue;
+    CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 1, rows, n, sizeof(A), sizeof(Sums<A, 1>), 0, &p));
+    *out = p;
+    if (plan_only || rows == 0 || n == 0) return cudaSuccess;
+    if (workspace_bytes < workspace_of(p)) return cudaErrorInvalidValue;
+    auto *stats = static_cast<Sums<A, 1> *>(carve(p, workspace).stats);
+    const T *y = static_cast<const T *>(a->x), *dy = static_cast<const T *>(a->dy);
+    T *dx = static_cast<T *>(a->y);
+    if (p.mode == kSplitStats) {
+        CUDA_RETURN_IF_ERROR(launch(kernel, p, stream, y, dy, dx, rows, n, layout_of(p, kSplitStats), stats));
+        return launch(kernel, p, stream, y, dy, dx, rows, n, layout_of(p, kSplitApply), stats);
+    }
+    return launch(kernel, p, stream, y, dy, dx, rows, n, layout_of(p, p.mode), stats);
+}
+
+cudaError_t softmax_dispatch(int backward, int version, course_dtype dtype, const rowwise_args *a,
+                             const rowwise_tuning *tuning, void *workspace, size_t workspace_bytes, cudaStream_t stream,
+                             bool plan_only, Plan *out) {
+    return course::with_element_type(dtype, [&](auto zero) {
+        using T = decltype(zero);
+        return softmax_run<T>(backward, version, a, tuning, workspace, workspace_bytes, stream, plan_only, out);
+    });
+}
+
+}  // namespace rowwise

@@ -1,0 +1,63 @@
+"""The exercise: the per-lane logic of the warp-per-row softmax (src/online_softmax.h, or exercises/online_softmax.h
+under EXERCISE=1) run on the CPU, one POSIX thread per lane (rowwise/emulate.py)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from rowwise import emulate
+
+INF = float("inf")
+
+
+def test_online_add_rescales_to_a_new_max():
+    pair = (-INF, 0.0)
+    for x in (1.0, 3.0, 2.0):
+        pair = emulate.add(pair, x)
+    assert pair[0] == 3.0
+    assert math.isclose(pair[1], math.exp(-2) + 1 + math.exp(-1), rel_tol=1e-6)
+
+
+def test_online_add_ignores_minus_infinity():
+    assert emulate.add((-INF, 0.0), -INF) == (-INF, 0.0)
+    assert emulate.add((2.0, 1.5), -INF) == (2.0, 1.5)
+
+
+def test_merge_of_two_parts():
+    a = (1.0, 2.0)  # a part whose max is 1 and whose sum of exp(x - 1) is 2
+    b = (3.0, 1.0)
+    m, s = emulate.merge(a, b)
+    assert m == 3.0 and math.isclose(s, 2.0 * math.exp(-2) + 1.0, rel_tol=1e-6)
+    assert emulate.merge(b, a) == (m, s)  # the same bits either way round
+    assert emulate.merge((-INF, 0.0), (-INF, 0.0)) == (-INF, 0.0)  # two empty parts: empty, not NaN
+    assert emulate.merge((-INF, 0.0), b) == b
+
+
+@pytest.mark.parametrize("width", [32, 16, 4])
+def test_warp_combine_gives_every_lane_its_groups_pair(width):
+    rng = np.random.default_rng(width)
+    maxes = rng.standard_normal(32).astype(np.float32)
+    sums = rng.uniform(0.5, 2.0, 32).astype(np.float32)
+    out_max, out_sum = emulate.combine(maxes, sums, width)
+    for lane in range(32):
+        group = slice(lane - lane % width, lane - lane % width + width)
+        m = maxes[group].max()
+        s = (sums[group].astype(np.float64) * np.exp(maxes[group].astype(np.float64) - m)).sum()
+        assert out_max[lane] == m and math.isclose(out_sum[lane], s, rel_tol=1e-5)
+    for start in range(0, 32, width):  # the lanes of a group hold the same bits
+        assert len(set(out_sum[start : start + width].tolist())) == 1
+
+
+@pytest.mark.parametrize("n", [1, 31, 32, 100, 1000])
+def test_warp_per_row_softmax(n):
+    x = torch.randn(5, n, generator=torch.Generator().manual_seed(n)) * 4
+    y = emulate.softmax(x.numpy())
+    torch.testing.assert_close(torch.from_numpy(y).double(), torch.softmax(x.double(), -1), rtol=1e-5, atol=1e-7)
+
+
+def test_warp_per_row_softmax_edge_rows():
+    x = torch.tensor([[-INF] * 40, [-INF] * 39 + [1.0], [1e4] * 20 + [0.0] * 20])
+    torch.testing.assert_close(torch.from_numpy(emulate.softmax(x.numpy())), torch.softmax(x, -1), equal_nan=True)

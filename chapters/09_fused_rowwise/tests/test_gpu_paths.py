@@ -1,0 +1,115 @@
+"""Every kernel of the GPU ladder on awkward sizes: short rows (several per warp), rows of a block, long rows over a
+cluster or two launches, odd n (the single-element path), and the tuning knobs the bench explores."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from helpers import inputs, params, reference
+from rowwise import describe, layer_norm, rms_norm, softmax
+
+pytestmark = pytest.mark.gpu
+
+SIZES = [1, 7, 128, 1000, 1024, 4096, 4097, 12289, 32768]
+TOL = {
+    torch.float32: (2e-5, 2e-6),
+    torch.bfloat16: (2e-2, 1e-3),
+    torch.float16: (3e-3, 1e-4),
+    torch.float64: (1e-12, 1e-14),
+}
+
+
+def check(op, x, version=0, tune=(), eps=1e-5):
+    w, b = params(x.shape[-1], x.dtype, x.device)
+    if op == "softmax":
+        y, args = softmax(x, version=version, tune=tune), (x,)
+    elif op == "layer_norm":
+        y, args = layer_norm(x, w, b, eps, version=version, tune=tune), (x, w, b, eps)
+    else:
+        y, args = rms_norm(x, w, eps, version=version, tune=tune), (x, w, eps)
+    rtol, atol = TOL[x.dtype]
+    torch.testing.assert_close(
+        y.double().cpu(), reference(op, *args), rtol=rtol, atol=atol * (4 if op != "softmax" else 1)
+    )
+
+
+def rows_for(n, small):
+    return max(1, min(300, (1 << 20 if not small else 1 << 16) // max(n, 1)))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64], ids=str)
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("op", ["softmax", "layer_norm", "rms_norm"])
+def test_auto(op, n, dtype, small):
+    check(op, inputs((rows_for(n, small), n), dtype, "cuda"))
+
+
+@pytest.mark.parametrize("version", [1, 2, 3, 5, 4])
+@pytest.mark.parametrize("n", [7, 128, 1000, 4097, 8192])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_softmax_every_version(version, n, dtype, small):
+    if version == 4 and torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("thread-block clusters need compute capability 9.0")
+    check("softmax", inputs((rows_for(n, small), n), dtype, "cuda", scale=3.0), version)
+
+
+@pytest.mark.parametrize("version", [3, 4, 5])
+@pytest.mark.parametrize("n", [64, 1000, 4097, 8192])
+@pytest.mark.parametrize("op", ["layer_norm", "rms_norm"])
+def test_norms_every_version_with_gradients(op, version, n, small):
+    if version == 4 and torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("thread-block clusters need compute capability 9.0")
+    rows = rows_for(n, small)
+    x = inputs((rows, n), torch.float32, "cuda")
+    check(op, x, version)
+    w, b = params(n, torch.float32, "cuda")
+    dy = inputs((rows, n), torch.float32, "cuda", seed=3)
+    ours = [t.clone().requires_grad_() for t in (x, w, b)]
+    theirs = [t.double().cpu().requires_grad_() for t in (x, w, b)]
+    if op == "layer_norm":
+        layer_norm(*ours, 1e-5, version=version).backward(dy)
+        torch.nn.functional.layer_norm(theirs[0], (n,), theirs[1], theirs[2], 1e-5).backward(dy.double().cpu())
+    else:
+        rms_norm(ours[0], ours[1], 1e-5, version=version).backward(dy)
+        torch.nn.functional.rms_norm(theirs[0], (n,), theirs[1], 1e-5).backward(dy.double().cpu())
+    for got, want in zip(ours, theirs):
+        if want.grad is None:
+            continue
+        scale = want.grad.abs().max().item()
+        torch.testing.assert_close(got.grad.double().cpu() / scale, want.grad / scale, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("version", [0, 3, 4, 5])
+def test_softmax_backward_every_version(version, small):
+    if version == 4 and torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("thread-block clusters need compute capability 9.0")
+    x = inputs((64, 3001), torch.float32, "cuda", scale=2.0).requires_grad_()
+    dy = inputs((64, 3001), torch.float32, "cuda", seed=4)
+    softmax(x, version=version).backward(dy)
+    x64 = x.detach().double().cpu().requires_grad_()
+    torch.softmax(x64, -1).backward(dy.double().cpu())
+    torch.testing.assert_close(x.grad.double().cpu(), x64.grad, rtol=1e-4, atol=1e-7)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("op", ["softmax", "layer_norm", "rms_norm"])
+def test_rows_longer_than_a_block(op, dtype, small):
+    n = (1 << 18) if not small else (1 << 16) + 8
+    check(op, inputs((3, n), dtype, "cuda", scale=2.0), 0)
+
+
+@pytest.mark.parametrize("tune", [[128, 2, 0], [512, 4, 0], [0, 0, 3]])
+def test_tuning_knobs(tune):
+    x = inputs((50, 5000), torch.bfloat16, "cuda")
+    check("softmax", x, 4 if tune[2] else 0, tune)
+    check("layer_norm", x, 5 if tune[2] else 0, tune)
+
+
+def test_describe_names_the_launch():
+    x = torch.randn(16, 4096, device="cuda", dtype=torch.bfloat16)
+    assert describe(x, "softmax").startswith("registers: ")
+    assert describe(torch.randn(2, 1 << 18, device="cuda"), "softmax").startswith("cluster: ")
+    assert describe(torch.randn(2, 1 << 18, device="cuda", dtype=torch.bfloat16), "softmax").startswith("cluster: ")
+    assert describe(x, "softmax", version=5).startswith("split: ")
+    assert describe(x, "softmax", version=2).startswith("warp online")
