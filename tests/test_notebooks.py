@@ -37,6 +37,13 @@ def test_there_are_notebooks():
     assert NOTEBOOKS
 
 
+# Notebooks of new chapters whose GPU cells have not had their first run on a GPU yet: named here, one by one, so
+# that the wait shows as a skip with its reason in every test run. Remove a name once `make notebooks-from-gpu` has
+# stored that notebook's GPU outputs; every other notebook must have them.
+GPU_OUTPUTS_PENDING = {"09_fused_rowwise", "10_matmul"}
+NOT_ON_A_GPU = "a GPU cell whose output comes from a machine without a GPU"
+
+
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=ids(NOTEBOOKS))
 def test_committed_outputs_are_present_and_fresh(notebook):
     """Students open the notebooks with their outputs: every code cell was executed from its current source, GPU
@@ -45,6 +52,12 @@ def test_committed_outputs_are_present_and_fresh(notebook):
     from course.notebooks import problems
 
     found = problems(nbformat.read(notebook, as_version=4))
+    if notebook.stem in GPU_OUTPUTS_PENDING:
+        waiting = [p for p in found if p.endswith(NOT_ON_A_GPU)]
+        found = [p for p in found if not p.endswith(NOT_ON_A_GPU)]
+        assert not found, f"{notebook.name}: " + "; ".join(found) + " (run make notebooks)"
+        assert waiting, f"{notebook.name} has its GPU outputs: remove it from GPU_OUTPUTS_PENDING"
+        pytest.skip(f"{notebook.name}: {len(waiting)} GPU cells wait for their first run on a GPU")
     assert not found, f"{notebook.name}: " + "; ".join(found) + " (run make notebooks / make notebooks-from-gpu)"
 
 
