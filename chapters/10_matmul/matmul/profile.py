@@ -1,0 +1,121 @@
+"""Nsight Compute on every rung: the counters the lesson reads, one table (make ncu, on a GPU machine with ncu).
+
+    python -m matmul.profile --out build/logs [--size 4096] [--rungs 0,1,2,...]
+
+For each rung (and cuBLAS) this runs `ncu` on a child process that calls the op twice at size³ fp32; ncu skips the
+first launch (module loading, warm-up) and measures the second. `--clock-control none` leaves the GPU's clocks as
+they are (ncu would otherwise lock them at base clock). The metrics:
+
+  global load efficiency   smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct   bytes used per sector moved
+  sectors per request      l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum / ..._requests_...   4 is one 128-byte line
+  bank conflicts (ld, st)  l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{ld,st}.sum    extra shared-memory passes
+  achieved occupancy       sm__warps_active.avg.pct_of_peak_sustained_active                 warps resident / possible
+  FMA pipe busy            sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active       how busy the FMA units are
+  FMAs issued per cycle    smsp__inst_executed_pipe_fma.avg.per_cycle_active                 per scheduler (1.0 = peak)
+  registers per thread     launch__registers_per_thread
+  duration                 gpu__time_duration.sum
+
+Writes OUT/ncu_<what>.csv for each and OUT/ncu.md, the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+METRICS = {
+    "duration_us": "gpu__time_duration.sum",
+    "gld_efficiency_%": "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct",
+    "ld_sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "ld_requests": "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "smem_ld_conflicts": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+    "smem_st_conflicts": "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+    "occupancy_%": "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "fma_pipe_%": "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
+    "fma_per_cycle": "smsp__inst_executed_pipe_fma.avg.per_cycle_active",
+    "registers": "launch__registers_per_thread",
+}
+KERNELS = {  # the kernel each rung launches, as ncu's --kernel-name regex
+    0: "naive_rows_kernel", 1: "coalesced_kernel", 2: "shared_tiles_kernel", 3: "blocktile_1d_kernel",
+    4: "blocktile_2d_kernel", 5: "vectorized_kernel", 6: "warptile_kernel", 7: "pipelined_kernel",
+    8: "pipelined_kernel", "cuBLAS": "gemm",
+}  # fmt: skip
+
+
+def child(what: str, size: int) -> None:
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    from matmul import matmul
+
+    a, b = torch.randn(size, size, device="cuda"), torch.randn(size, size, device="cuda")
+    for _ in range(2):  # ncu measures the second
+        torch.mm(a, b) if what == "cuBLAS" else matmul(a, b, int(what))
+    torch.cuda.synchronize()
+
+
+def profile_one(what, size: int, out: Path) -> dict:
+    command = ["ncu", "--clock-control", "none", "--csv", "--kernel-name", f"regex:{KERNELS[what]}",
+               "--launch-skip", "1", "--launch-count", "1", "--metrics", ",".join(METRICS.values()),
+               sys.executable, "-m", "matmul.profile", "--child", str(what), "--size", str(size)]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ))
+    (out / f"ncu_{what}.csv").write_text(result.stdout + result.stderr)
+    if result.returncode != 0:
+        raise RuntimeError(f"ncu failed for {what}:\n{result.stderr[-2000:]}")
+    lines = [line for line in result.stdout.splitlines() if line.startswith('"')]
+    values = {}
+    for row in csv.DictReader(io.StringIO("\n".join(lines))):
+        values[row["Metric Name"]] = (row["Metric Value"], row.get("Metric Unit", ""))
+    row = {"rung": what}
+    for name, metric in METRICS.items():
+        value, unit = values.get(metric, ("—", ""))
+        try:
+            number = float(value.replace(",", ""))
+            if name == "duration_us":
+                number = number / 1e3 if unit in ("nsecond", "ns") else number * 1e3 if unit in ("msecond",) else number
+            row[name] = number
+        except ValueError:
+            row[name] = value
+    sectors, requests = row.get("ld_sectors"), row.get("ld_requests")
+    ok = isinstance(sectors, float) and isinstance(requests, float) and requests
+    row["sectors_per_request"] = sectors / requests if ok else "—"
+    return row
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, default=Path("build/logs"))
+    parser.add_argument("--size", type=int, default=4096)
+    parser.add_argument("--rungs", default="0,1,2,3,4,5,6,7,8,cuBLAS")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child is not None:
+        child(args.child, args.size)
+        return 0
+    args.out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for what in args.rungs.split(","):
+        what = int(what) if what.isdigit() else what
+        print(f"ncu: {what} at {args.size}³ ...", flush=True)
+        rows.append(profile_one(what, args.size, args.out))
+    columns = ["rung", "duration_us", "gld_efficiency_%", "sectors_per_request", "smem_ld_conflicts",
+               "smem_st_conflicts", "occupancy_%", "fma_pipe_%", "fma_per_cycle", "registers"]  # fmt: skip
+
+    def cell(v):
+        return f"{v:,.3g}" if isinstance(v, float) else str(v)
+
+    table = ["| " + " | ".join(columns) + " |", "|" + "---:|" * len(columns)]
+    table += ["| " + " | ".join(cell(r.get(c, "—")) for c in columns) + " |" for r in rows]
+    text = f"Nsight Compute, {args.size}³ fp32, --clock-control none\n\n" + "\n".join(table) + "\n"
+    (args.out / "ncu.md").write_text(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
