@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 import torch
-from course.report import Goals, environment_line
+from course.report import Goals, copy_results, environment_line
 from perf.harness import run
 from perf.plots import plot_all
 
@@ -218,14 +218,9 @@ def main() -> int:
     if not args.quick:
         ncu_report(args.out)
     if args.copy_to is not None:
-        args.copy_to.mkdir(parents=True, exist_ok=True)
         names = ["perf.csv", "perf.md", "goals.txt", "graph_chain.md", "graph_chain_goals.txt"]
-        names += ["appendix_private.md", "appendix_private.csv"]
-        names.append("ncu_add2.txt")
-        for name in [*names, *(p.name for p in plots)]:
-            if (args.out / name).exists() and (args.out / name).resolve() != (args.copy_to / name).resolve():
-                shutil.copy2(args.out / name, args.copy_to / name)
-        print("copied the results into", args.copy_to)
+        names += ["appendix_private.md", "appendix_private.csv", "ncu_add2.txt"]
+        copy_results(args.out, args.copy_to, [*names, *(p.name for p in plots)])
     return 0
 
 

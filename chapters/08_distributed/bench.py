@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -32,7 +31,7 @@ from pathlib import Path
 
 import torch
 import torch.distributed as dist
-from course.report import Goals, Table, environment_line
+from course.report import Goals, Table, copy_results, environment_line
 
 ROUNDS = 7
 GPU_WEAK = [1 << 26, 1 << 27, 1 << 28]  # elements per rank
@@ -242,18 +241,8 @@ def report(results: dict[int, dict], worlds: list[int], gpus: int, out: Path, co
     goals.report(out / "goals.txt")
     plot(results, worlds, out / "scaling.png")
     if copy_to is not None:
-        copy_to.mkdir(parents=True, exist_ok=True)
-        for name in (
-            "scaling.csv",
-            "scaling.md",
-            "all_reduce_sizes.csv",
-            "all_reduce_sizes.md",
-            "goals.txt",
-            "scaling.png",
-        ):
-            if (out / name).exists():
-                shutil.copy(out / name, copy_to / name)
-        print(f"copied the tables, goals and plot to {copy_to}")
+        names = ("scaling.csv", "scaling.md", "all_reduce_sizes.csv", "all_reduce_sizes.md", "goals.txt", "scaling.png")
+        copy_results(out, copy_to, names)
 
 
 def plot(results: dict[int, dict], worlds: list[int], path: Path) -> None:

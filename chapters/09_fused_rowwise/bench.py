@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import sys
 from pathlib import Path
@@ -27,7 +26,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 from course.compiled import compile_per_shape
-from course.report import Goals, Table, environment_line
+from course.report import Goals, Table, copy_results, environment_line
 from course.timing import bandwidth_gbs, interleaved_rounds
 
 SHAPES = [(16384, 4096), (4096, 32768), (65536, 1024), (16384, 4097)]
@@ -297,11 +296,7 @@ def main() -> int:
     table.save(args.out / "rowwise")
     goals.report(args.out / "goals.txt")
     if args.copy_to is not None:
-        args.copy_to.mkdir(parents=True, exist_ok=True)
-        for name in ("rowwise.csv", "rowwise.md", "goals.txt"):
-            if (args.out / name).resolve() != (args.copy_to / name).resolve():
-                shutil.copy2(args.out / name, args.copy_to / name)
-        print("copied the results into", args.copy_to)
+        copy_results(args.out, args.copy_to, ("rowwise.csv", "rowwise.md", "goals.txt"))
     return 0
 
 

@@ -21,7 +21,6 @@ Writes OUT/matmul.{csv,md}, OUT/matmul_thin.{csv,md}, OUT/matmul_tflops.png (TFL
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
 import sys
 import time
@@ -29,7 +28,7 @@ from pathlib import Path
 
 import torch
 from course.compiled import compile_per_shape, first_call_seconds
-from course.report import Goals, Table, environment_line
+from course.report import Goals, Table, copy_results, environment_line
 from course.timing import bandwidth_gbs, interleaved_rounds, time_cuda
 
 SQUARES = [1024, 4096, 8192]
@@ -346,8 +345,7 @@ def main() -> int:
     goals.report(args.out / "goals.txt")
 
     if args.copy_to:
-        args.copy_to.mkdir(parents=True, exist_ok=True)
-        for name in [
+        names = [
             "matmul.csv",
             "matmul.md",
             "matmul_thin.csv",
@@ -355,9 +353,8 @@ def main() -> int:
             "matmul_tflops.png",
             "matmul_roofline.png",
             "goals.txt",
-        ]:
-            shutil.copy(args.out / name, args.copy_to / name)
-        print(f"copied to {args.copy_to}")
+        ]
+        copy_results(args.out, args.copy_to, names)
     return 0
 
 

@@ -10,6 +10,8 @@ round: the verdict on the median, the line with min / median / max):
 goals = Goals()
 goals.check("add2 / torch.add at 2^26", 0.99, "<=", 1.02)   # PASS  add2 / torch.add at 2^26: 0.99 (goal <= 1.02)
 goals.report(out_dir / "goals.txt")                          # prints the lines and saves them
+
+and copy_results(out_dir, Path("results/h100"), names): what `make bench` commits, copied out of its log folder.
 """
 
 from __future__ import annotations
@@ -141,3 +143,17 @@ class Goals:
             path = Path(path)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(f"{self.title} ({environment_line()})\n" + "\n".join(self.lines) + "\n")
+
+
+def copy_results(out: Path, copy_to: Path, names) -> None:
+    """Copy the files `names` that a benchmark wrote into `out` to `copy_to` (a chapter's results/<machine>/, which
+    the lesson and notebook read), and say so. A name the run did not write (a part that needs a GPU, say) is left
+    out; copying a folder onto itself does nothing."""
+    import shutil
+
+    copy_to.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        source, target = out / name, copy_to / name
+        if source.exists() and source.resolve() != target.resolve():
+            shutil.copy2(source, target)
+    print("copied the results into", copy_to)
