@@ -78,6 +78,66 @@ void check_version(int64_t version, c10::IntArrayRef tune) {
                       " numbers");
 }
 
+// One check per op, the first call of its CPU and of its CUDA implementation; each returns (rows, n).
+std::pair<int64_t, int64_t> check_softmax(const Tensor &x, int64_t version, c10::IntArrayRef tune) {
+    const auto shape = check_x("x", x);
+    check_version(version, tune);
+    return shape;
+}
+
+std::pair<int64_t, int64_t> check_softmax_backward(const Tensor &y, const Tensor &dy, int64_t version,
+                                                   c10::IntArrayRef tune) {
+    const auto shape = check_x("y", y);
+    course::check_same_device("dy", dy, "y", y);
+    course::check_same_dtype("dy", dy, "y", y);
+    course::check_same_shape("dy", dy, "y", y);
+    check_version(version, tune);
+    return shape;
+}
+
+std::pair<int64_t, int64_t> check_layer_norm(const Tensor &x, const optional<Tensor> &w, const optional<Tensor> &b,
+                                             int64_t version, c10::IntArrayRef tune) {
+    const auto shape = check_x("x", x);
+    check_param("weight", w, x);
+    check_param("bias", b, x);
+    check_version(version, tune);
+    return shape;
+}
+
+// dy like x, then the norm's own parameters and saved statistics (mean: LayerNorm only).
+std::pair<int64_t, int64_t> check_norm_backward(const Tensor &dy, const Tensor &x, const optional<Tensor> &w,
+                                                const Tensor *mean, const Tensor &rstd, int64_t version,
+                                                c10::IntArrayRef tune) {
+    const auto shape = check_x("x", x);
+    course::check_same_device("dy", dy, "x", x);
+    course::check_same_dtype("dy", dy, "x", x);
+    course::check_same_shape("dy", dy, "x", x);
+    check_param("weight", w, x);
+    if (mean != nullptr) check_stat("mean", *mean, x);
+    check_stat("rstd", rstd, x);
+    check_version(version, tune);
+    return shape;
+}
+
+std::pair<int64_t, int64_t> check_layer_norm_backward(const Tensor &dy, const Tensor &x, const optional<Tensor> &w,
+                                                      const Tensor &mean, const Tensor &rstd, int64_t version,
+                                                      c10::IntArrayRef tune) {
+    return check_norm_backward(dy, x, w, &mean, rstd, version, tune);
+}
+
+std::pair<int64_t, int64_t> check_rms_norm(const Tensor &x, const optional<Tensor> &w, int64_t version,
+                                           c10::IntArrayRef tune) {
+    const auto shape = check_x("x", x);
+    check_param("weight", w, x);
+    check_version(version, tune);
+    return shape;
+}
+
+std::pair<int64_t, int64_t> check_rms_norm_backward(const Tensor &dy, const Tensor &x, const optional<Tensor> &w,
+                                                    const Tensor &rstd, int64_t version, c10::IntArrayRef tune) {
+    return check_norm_backward(dy, x, w, nullptr, rstd, version, tune);
+}
+
 std::vector<int64_t> leading(const Tensor &x) {
     return x.sizes().slice(0, x.dim() - 1).vec();
 }
@@ -97,8 +157,7 @@ optional<Tensor> compute_copy(const optional<Tensor> &t) {
 }
 
 Tensor softmax_cpu(const Tensor &x_in, int64_t version, c10::IntArrayRef tune) {
-    const auto [rows, n] = check_x("x", x_in);
-    check_version(version, tune);
+    const auto [rows, n] = check_softmax(x_in, version, tune);
     const Tensor x = compute_copy(x_in);
     Tensor y = at::empty(x.sizes(), x.options());
     if (x.scalar_type() == at::kDouble)
@@ -109,11 +168,7 @@ Tensor softmax_cpu(const Tensor &x_in, int64_t version, c10::IntArrayRef tune) {
 }
 
 Tensor softmax_backward_cpu(const Tensor &y_in, const Tensor &dy_in, int64_t version, c10::IntArrayRef tune) {
-    const auto [rows, n] = check_x("y", y_in);
-    course::check_same_device("dy", dy_in, "y", y_in);
-    course::check_same_dtype("dy", dy_in, "y", y_in);
-    course::check_same_shape("dy", dy_in, "y", y_in);
-    check_version(version, tune);
+    const auto [rows, n] = check_softmax_backward(y_in, dy_in, version, tune);
     const Tensor y = compute_copy(y_in), dy = compute_copy(dy_in);
     Tensor dx = at::empty(y.sizes(), y.options());
     if (y.scalar_type() == at::kDouble)
@@ -128,10 +183,7 @@ Tensor softmax_backward_cpu(const Tensor &y_in, const Tensor &dy_in, int64_t ver
 std::tuple<Tensor, Tensor, Tensor> layer_norm_cpu(const Tensor &x_in, const optional<Tensor> &w_in,
                                                   const optional<Tensor> &b_in, double eps, int64_t version,
                                                   c10::IntArrayRef tune) {
-    const auto [rows, n] = check_x("x", x_in);
-    check_param("weight", w_in, x_in);
-    check_param("bias", b_in, x_in);
-    check_version(version, tune);
+    const auto [rows, n] = check_layer_norm(x_in, w_in, b_in, version, tune);
     const Tensor x = compute_copy(x_in);
     const optional<Tensor> w = compute_copy(w_in), b = compute_copy(b_in);
     Tensor y = at::empty(x.sizes(), x.options());
@@ -149,14 +201,7 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cpu(const Tensor &dy_in, 
                                                            const optional<Tensor> &w_in, const Tensor &mean_in,
                                                            const Tensor &rstd_in, std::array<bool, 2> grads,
                                                            int64_t version, c10::IntArrayRef tune) {
-    const auto [rows, n] = check_x("x", x_in);
-    course::check_same_device("dy", dy_in, "x", x_in);
-    course::check_same_dtype("dy", dy_in, "x", x_in);
-    course::check_same_shape("dy", dy_in, "x", x_in);
-    check_param("weight", w_in, x_in);
-    check_stat("mean", mean_in, x_in);
-    check_stat("rstd", rstd_in, x_in);
-    check_version(version, tune);
+    const auto [rows, n] = check_layer_norm_backward(dy_in, x_in, w_in, mean_in, rstd_in, version, tune);
     const Tensor x = compute_copy(x_in), dy = compute_copy(dy_in), mean = mean_in.contiguous(),
                  rstd = rstd_in.contiguous();
     const optional<Tensor> w = compute_copy(w_in);
@@ -180,9 +225,7 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cpu(const Tensor &dy_in, 
 
 std::tuple<Tensor, Tensor> rms_norm_cpu(const Tensor &x_in, const optional<Tensor> &w_in, double eps, int64_t version,
                                         c10::IntArrayRef tune) {
-    const auto [rows, n] = check_x("x", x_in);
-    check_param("weight", w_in, x_in);
-    check_version(version, tune);
+    const auto [rows, n] = check_rms_norm(x_in, w_in, version, tune);
     const Tensor x = compute_copy(x_in);
     const optional<Tensor> w = compute_copy(w_in);
     Tensor y = at::empty(x.sizes(), x.options()), rstd = at::empty(leading(x), x.options());
@@ -198,13 +241,7 @@ std::tuple<Tensor, Tensor> rms_norm_cpu(const Tensor &x_in, const optional<Tenso
 std::tuple<Tensor, Tensor> rms_norm_backward_cpu(const Tensor &dy_in, const Tensor &x_in, const optional<Tensor> &w_in,
                                                  const Tensor &rstd_in, bool want_dw, int64_t version,
                                                  c10::IntArrayRef tune) {
-    const auto [rows, n] = check_x("x", x_in);
-    course::check_same_device("dy", dy_in, "x", x_in);
-    course::check_same_dtype("dy", dy_in, "x", x_in);
-    course::check_same_shape("dy", dy_in, "x", x_in);
-    check_param("weight", w_in, x_in);
-    check_stat("rstd", rstd_in, x_in);
-    check_version(version, tune);
+    const auto [rows, n] = check_rms_norm_backward(dy_in, x_in, w_in, rstd_in, version, tune);
     const Tensor x = compute_copy(x_in), dy = compute_copy(dy_in), rstd = rstd_in.contiguous();
     const optional<Tensor> w = compute_copy(w_in);
     Tensor dx = at::empty(x.sizes(), x.options()), dw = at::empty({want_dw ? n : 0}, x.options());
@@ -255,8 +292,7 @@ void run_cuda(rowwise_op op, int backward, int64_t version, const Tensor &x, con
 }
 
 Tensor softmax_cuda(const Tensor &x_in, int64_t version, c10::IntArrayRef tune) {
-    const auto [rows, n] = check_x("x", x_in);
-    check_version(version, tune);
+    const auto [rows, n] = check_softmax(x_in, version, tune);
     check_cuda_version(ROWWISE_SOFTMAX, 0, version, x_in);
     const c10::cuda::CUDAGuard guard(x_in.device());
     const Tensor x = x_in.contiguous();
@@ -271,11 +307,7 @@ Tensor softmax_cuda(const Tensor &x_in, int64_t version, c10::IntArrayRef tune) 
 }
 
 Tensor softmax_backward_cuda(const Tensor &y_in, const Tensor &dy_in, int64_t version, c10::IntArrayRef tune) {
-    const auto [rows, n] = check_x("y", y_in);
-    course::check_same_device("dy", dy_in, "y", y_in);
-    course::check_same_dtype("dy", dy_in, "y", y_in);
-    course::check_same_shape("dy", dy_in, "y", y_in);
-    check_version(version, tune);
+    const auto [rows, n] = check_softmax_backward(y_in, dy_in, version, tune);
     check_cuda_version(ROWWISE_SOFTMAX, 1, version, y_in);
     const c10::cuda::CUDAGuard guard(y_in.device());
     const Tensor y = y_in.contiguous(), dy = dy_in.contiguous();
@@ -297,10 +329,7 @@ optional<Tensor> contiguous(const optional<Tensor> &t) {
 std::tuple<Tensor, Tensor, Tensor> layer_norm_cuda(const Tensor &x_in, const optional<Tensor> &w_in,
                                                    const optional<Tensor> &b_in, double eps, int64_t version,
                                                    c10::IntArrayRef tune) {
-    const auto [rows, n] = check_x("x", x_in);
-    check_param("weight", w_in, x_in);
-    check_param("bias", b_in, x_in);
-    check_version(version, tune);
+    const auto [rows, n] = check_layer_norm(x_in, w_in, b_in, version, tune);
     check_cuda_version(ROWWISE_LAYER_NORM, 0, version, x_in);
     const c10::cuda::CUDAGuard guard(x_in.device());
     const Tensor x = x_in.contiguous();
@@ -331,14 +360,7 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cuda(const Tensor &dy_in,
                                                             const optional<Tensor> &w_in, const Tensor &mean_in,
                                                             const Tensor &rstd_in, std::array<bool, 2> grads,
                                                             int64_t version, c10::IntArrayRef tune) {
-    const auto [rows, n] = check_x("x", x_in);
-    course::check_same_device("dy", dy_in, "x", x_in);
-    course::check_same_dtype("dy", dy_in, "x", x_in);
-    course::check_same_shape("dy", dy_in, "x", x_in);
-    check_param("weight", w_in, x_in);
-    check_stat("mean", mean_in, x_in);
-    check_stat("rstd", rstd_in, x_in);
-    check_version(version, tune);
+    const auto [rows, n] = check_layer_norm_backward(dy_in, x_in, w_in, mean_in, rstd_in, version, tune);
     check_cuda_version(ROWWISE_LAYER_NORM, 1, version, x_in);
     const c10::cuda::CUDAGuard guard(x_in.device());
     const Tensor x = x_in.contiguous(), dy = dy_in.contiguous(), mean = mean_in.contiguous(),
@@ -364,9 +386,7 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cuda(const Tensor &dy_in,
 
 std::tuple<Tensor, Tensor> rms_norm_cuda(const Tensor &x_in, const optional<Tensor> &w_in, double eps, int64_t version,
                                          c10::IntArrayRef tune) {
-    const auto [rows, n] = check_x("x", x_in);
-    check_param("weight", w_in, x_in);
-    check_version(version, tune);
+    const auto [rows, n] = check_rms_norm(x_in, w_in, version, tune);
     check_cuda_version(ROWWISE_RMS_NORM, 0, version, x_in);
     const c10::cuda::CUDAGuard guard(x_in.device());
     const Tensor x = x_in.contiguous();
@@ -392,13 +412,7 @@ std::tuple<Tensor, Tensor> rms_norm_cuda(const Tensor &x_in, const optional<Tens
 std::tuple<Tensor, Tensor> rms_norm_backward_cuda(const Tensor &dy_in, const Tensor &x_in, const optional<Tensor> &w_in,
                                                   const Tensor &rstd_in, bool want_dw, int64_t version,
                                                   c10::IntArrayRef tune) {
-    const auto [rows, n] = check_x("x", x_in);
-    course::check_same_device("dy", dy_in, "x", x_in);
-    course::check_same_dtype("dy", dy_in, "x", x_in);
-    course::check_same_shape("dy", dy_in, "x", x_in);
-    check_param("weight", w_in, x_in);
-    check_stat("rstd", rstd_in, x_in);
-    check_version(version, tune);
+    const auto [rows, n] = check_rms_norm_backward(dy_in, x_in, w_in, rstd_in, version, tune);
     check_cuda_version(ROWWISE_RMS_NORM, 1, version, x_in);
     const c10::cuda::CUDAGuard guard(x_in.device());
     const Tensor x = x_in.contiguous(), dy = dy_in.contiguous(), rstd = rstd_in.contiguous();
