@@ -9,7 +9,6 @@ its cost per call next to the others.
 from __future__ import annotations
 
 import torch
-from course.checks import check_tensor
 
 from . import compiler, driver, launch, ops
 
@@ -35,7 +34,7 @@ def relu_forward_core(x: torch.Tensor) -> torch.Tensor:
     from cuda.core import Device, LaunchConfig, ObjectCode
     from cuda.core import launch as core_launch
 
-    check_tensor("x", x, dtypes=ops.FLOAT32, device="cuda", contiguous=True)
+    ops.check_input("x", x)
     device = x.get_device()
     entry = _core.get(device)
     if entry is None:

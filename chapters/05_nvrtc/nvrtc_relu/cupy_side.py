@@ -8,7 +8,6 @@ CuPy launch on torch's current stream.
 from __future__ import annotations
 
 import torch
-from course.checks import check_tensor
 
 from . import compiler, launch, ops
 
@@ -27,7 +26,7 @@ _kernels: dict[str, object] = {}
 def relu_forward_cupy(x: torch.Tensor) -> torch.Tensor:
     import cupy
 
-    check_tensor("x", x, dtypes=ops.FLOAT32, device="cuda", contiguous=True)
+    ops.check_input("x", x)
     kernel = _kernels.get("relu_forward")
     if kernel is None:
         kernel = _kernels["relu_forward"] = cupy.RawKernel(

@@ -30,7 +30,6 @@ import struct
 import threading
 
 import torch
-from course.checks import check_tensor
 from cuda.bindings import driver as cu
 
 from . import driver, launch, ops
@@ -97,7 +96,7 @@ def packed_launcher(device: int, name: str) -> PackedLauncher:
 
 def relu_forward_packed(x: torch.Tensor) -> torch.Tensor:
     """ops.relu_forward, launched with a PackedLauncher."""
-    check_tensor("x", x, dtypes=ops.FLOAT32, device="cuda", contiguous=True)
+    ops.check_input("x", x)
     y = torch.empty_like(x)
     n = x.numel()
     if n:
@@ -135,7 +134,7 @@ def function_handle(device: int, name: str) -> int:
 def relu_forward_c(x: torch.Tensor) -> torch.Tensor:
     """ops.relu_forward, launched from C (nvrtc_relu._c_launch). The C module raises DriverError as check() does."""
     c_launch = import_c_launch()
-    check_tensor("x", x, dtypes=ops.FLOAT32, device="cuda", contiguous=True)
+    ops.check_input("x", x)
     y = torch.empty_like(x)
     n = x.numel()
     if n:

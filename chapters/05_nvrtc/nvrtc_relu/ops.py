@@ -73,11 +73,23 @@ def _launch(name: str, n: int, device: int, *values: int, stream: int | None = N
         launch.launch(function, name, n, stream, *values)
 
 
+# ---- the inputs the kernels take: contiguous float32 on a GPU. Each op's implementation and its fake check once here.
+def check_input(name: str, t: object) -> None:
+    check_tensor(name, t, dtypes=FLOAT32, device="cuda", contiguous=True)
+
+
+def check_pair(first_name: str, first: object, second_name: str, second: object) -> None:
+    """Both inputs as check_input wants them, with the same shape on the same device."""
+    check_input(first_name, first)
+    check_input(second_name, second)
+    check_same(**{first_name: first, second_name: second}, attributes=("shape", "device"))
+
+
 # ---- the ops' CUDA implementations: what torch.ops.nvrtc_relu.* run ------------------------------------------
 def relu_forward(x: torch.Tensor) -> torch.Tensor:
     """y = max(x, 0) for a contiguous float32 CUDA tensor. The implementation of nvrtc_relu::relu, here without
     the dispatcher (no autograd, no torch.compile): call `relu` instead."""
-    check_tensor("x", x, dtypes=FLOAT32, device="cuda", contiguous=True)
+    check_input("x", x)
     y = torch.empty_like(x)
     n = x.numel()
     if n:
@@ -87,9 +99,7 @@ def relu_forward(x: torch.Tensor) -> torch.Tensor:
 
 def _relu_backward(grad_y: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """grad_x = grad_y where x > 0, else 0 (0 at x == 0; grad_y at NaN, as PyTorch)."""
-    check_tensor("grad_y", grad_y, dtypes=FLOAT32, device="cuda", contiguous=True)
-    check_tensor("x", x, dtypes=FLOAT32, device="cuda", contiguous=True)
-    check_same(grad_y=grad_y, x=x, attributes=("shape", "device"))
+    check_pair("grad_y", grad_y, "x", x)
     grad_x = torch.empty_like(x)
     n = x.numel()
     if n:
@@ -99,9 +109,7 @@ def _relu_backward(grad_y: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
 
 def _vector_add(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """c = a + b for same-shaped float32 CUDA tensors (the chapter's first kernel; no autograd)."""
-    check_tensor("a", a, dtypes=FLOAT32, device="cuda", contiguous=True)
-    check_tensor("b", b, dtypes=FLOAT32, device="cuda", contiguous=True)
-    check_same(a=a, b=b, attributes=("shape", "device"))
+    check_pair("a", a, "b", b)
     c = torch.empty_like(a)
     n = a.numel()
     if n:
@@ -122,23 +130,19 @@ vector_add = torch.library.custom_op("nvrtc_relu::vector_add", _vector_add, muta
 # instead of the kernels, so they check the inputs the same way (the same messages).
 @relu.register_fake
 def _(x):
-    check_tensor("x", x, dtypes=FLOAT32, device="cuda", contiguous=True)
+    check_input("x", x)
     return torch.empty_like(x)
 
 
 @relu_backward.register_fake
 def _(grad_y, x):
-    check_tensor("grad_y", grad_y, dtypes=FLOAT32, device="cuda", contiguous=True)
-    check_tensor("x", x, dtypes=FLOAT32, device="cuda", contiguous=True)
-    check_same(grad_y=grad_y, x=x, attributes=("shape", "device"))
+    check_pair("grad_y", grad_y, "x", x)
     return torch.empty_like(x)
 
 
 @vector_add.register_fake
 def _(a, b):
-    check_tensor("a", a, dtypes=FLOAT32, device="cuda", contiguous=True)
-    check_tensor("b", b, dtypes=FLOAT32, device="cuda", contiguous=True)
-    check_same(a=a, b=b, attributes=("shape", "device"))
+    check_pair("a", a, "b", b)
     return torch.empty_like(a)
 
 
@@ -163,7 +167,7 @@ def pitfall_relu_default_stream(x: torch.Tensor) -> torch.Tensor:
 
     PyTorch's side streams are created non-blocking: work on the legacy default stream does not wait for them. When
     x is produced on a side stream, this launch can read x before it is written. Use relu instead."""
-    check_tensor("x", x, dtypes=FLOAT32, device="cuda", contiguous=True)
+    check_input("x", x)
     y = torch.empty_like(x)
     n = x.numel()
     if n:
