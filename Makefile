@@ -90,7 +90,7 @@ grade: python
 
 gpu-check: python
 	@test -n "$(LOG_DIR)" || { echo "usage: make gpu-check LOG_DIR=/path/to/logs"; exit 2; }
-	@PYTHON=$(PYTHON) CHAPTER=$(CHAPTER) STEPS="$(STEPS)" bash common/gpu_check.sh $(abspath $(LOG_DIR)) $(CHAPTERS)
+	@PYTHON=$(PYTHON) CHAPTER="$(CHAPTER)" STEPS="$(STEPS)" bash common/gpu_check.sh $(abspath $(LOG_DIR)) $(CHAPTERS)
 
 # ---- notebooks -------------------------------------------------------------------------------------------------
 # The committed notebooks carry outputs: CPU cells from this machine, GPU cells from the H100 (course/notebooks.py).
