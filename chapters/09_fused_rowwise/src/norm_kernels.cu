@@ -13,7 +13,8 @@
  *       walks, in registers; each block writes its sums as one row of a partial array [blocks][n] (float); a second
  *       kernel (sum_partials_kernel) adds the rows of that array in a fixed order. No float atomics: two runs give
  *       the same bits.
- * Weight and bias are read once per block, before the rows, into registers.
+ * Weight and bias: kernels for rows split over blocks read them once, before the rows, into registers; whole-row
+ * kernels read them pack by pack for each row while writing (L1 hits), so that a thread holds fewer registers.
  */
 #include <cuda_runtime.h>
 
@@ -25,8 +26,8 @@ namespace rowwise {
 template <typename A, bool RMS>
 using NormStats = typename std::conditional<RMS, Sums<A, 1>, Moments<A>>::type;
 
-template <typename T, int PPT, bool PACKED, bool RMS>
-__global__ void __launch_bounds__(kMaxThreads)
+template <typename T, int PPT, bool PACKED, bool WHOLE, bool RMS>
+__global__ void __launch_bounds__(kMaxThreads, min_blocks(RMS && PACKED && WHOLE && PPT * sizeof(Pack<T>) <= 64))
     norm_forward_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b, T *__restrict__ y,
                         acc_t<T> *__restrict__ mean_out, acc_t<T> *__restrict__ rstd_out, int64_t rows, int64_t n,
                         acc_t<T> eps, Layout layout, NormStats<acc_t<T>, RMS> *stats) {
@@ -34,41 +35,44 @@ __global__ void __launch_bounds__(kMaxThreads)
     using St = NormStats<A, RMS>;
     using Sl = Slice<T, PPT, PACKED>;
     __shared__ Exchange<St> exchange;
-    const Ctx c = make_ctx(layout, n);
-    const uint64_t mask = Sl::mask(c);
-    Sl wv, bv;  // this thread's columns of the weight and bias, the same for every row it sees
-    if (w != nullptr) wv.load(w, c, mask);
-    if (!RMS && b != nullptr) bv.load(b, c, mask);
+    const Ctx c = make_ctx<WHOLE>(layout, n);
+    const int count = Sl::count(c);
+    // This thread's columns of the weight and bias. Rows split over blocks (!WHOLE) hold them in registers over the
+    // rows, loaded once; whole-row kernels read them pack by pack for each row instead (L1 hits; below).
+    Sl wheld, bheld;
+    if constexpr (!WHOLE) {
+        if (w != nullptr) wheld.load(w, c, count);
+        if (!RMS && b != nullptr) bheld.load(b, c, count);
+    }
     for_each_row(c, rows, [&](int64_t row, bool active, int parity) {
         Sl v;
-        v.clear();
-        process_row<St>(
-            c, row, active, parity, exchange, stats, [&] { v.load(x + row * n, c, mask); },
+        process_row<WHOLE, St>(
+            c, row, active, parity, exchange, stats, [&] { v.load(x + row * n, c, count); },
             [&] {
                 if constexpr (RMS) {
                     St s = St::empty();
                     RW_EACH(PPT, Sl::S) {
-                        if (Sl::valid(mask, k, j)) s.v[0] += v.get(k, j) * v.get(k, j);
+                        if (Sl::valid(count, k, j)) s.v[0] += v.get(k, j) * v.get(k, j);
                     }
                     return s;
                 } else {  // this thread's (count, mean, M2), two passes over its registers
-                    A count = A(0), sum = A(0);
+                    A held = A(0), sum = A(0);
                     RW_EACH(PPT, Sl::S) {
-                        if (Sl::valid(mask, k, j)) {
-                            count += A(1);
+                        if (Sl::valid(count, k, j)) {
+                            held += A(1);
                             sum += v.get(k, j);
                         }
                     }
-                    if (count == A(0)) return St::empty();
-                    const A mean = sum / count;
+                    if (held == A(0)) return St::empty();
+                    const A mean = sum / held;
                     A m2 = A(0);
                     RW_EACH(PPT, Sl::S) {
-                        if (Sl::valid(mask, k, j)) m2 += (v.get(k, j) - mean) * (v.get(k, j) - mean);
+                        if (Sl::valid(count, k, j)) m2 += (v.get(k, j) - mean) * (v.get(k, j) - mean);
                     }
-                    return St{count, mean, m2};
+                    return St{held, mean, m2};
                 }
             },
-            [&](const St &total) {
+            [&](const St &total) {  // widen again, write pack by pack
                 A mean = A(0), rstd;
                 if constexpr (RMS) {
                     rstd = rsqrt_acc(total.v[0] / A(n) + eps);
@@ -80,19 +84,31 @@ __global__ void __launch_bounds__(kMaxThreads)
                     if (!RMS) mean_out[row] = mean;
                     rstd_out[row] = rstd;
                 }
-                RW_EACH(PPT, Sl::S) {
-                    A out = (v.get(k, j) - mean) * rstd;
-                    if (w != nullptr) out *= wv.get(k, j);
-                    if (!RMS && b != nullptr) out += bv.get(k, j);
-                    v.set(k, j, out);
+                v.refresh();
+                // WHOLE: the weight and bias pack by pack for each row, not held over the rows (32 registers more
+                // for 4 bf16 packs of each).
+                Sl wv = wheld, bv = bheld;
+                const T *wl = in_loop(w), *bl = in_loop(b);
+#pragma unroll
+                for (int k = 0; k < PPT; ++k) {
+                    if (!Sl::any(count, k)) continue;
+                    if (WHOLE && w != nullptr) wv.template load_pack<true>(wl, c, count, k);
+                    if (WHOLE && !RMS && b != nullptr) bv.template load_pack<true>(bl, c, count, k);
+                    A out[Sl::S];
+#pragma unroll
+                    for (int j = 0; j < Sl::S; ++j) {
+                        out[j] = (v.get(k, j) - mean) * rstd;
+                        if (w != nullptr) out[j] *= wv.get(k, j);
+                        if (!RMS && b != nullptr) out[j] += bv.get(k, j);
+                    }
+                    Sl::store(y + row * n, c, count, k, out);
                 }
-                v.store(y + row * n, c, mask);
             });
     });
-    finish(c);
+    if (!WHOLE) finish(c);
 }
 
-template <typename T, int PPT, bool PACKED, bool RMS>
+template <typename T, int PPT, bool PACKED, bool WHOLE, bool RMS>
 __global__ void __launch_bounds__(kMaxBackwardThreads)
     norm_backward_kernel(const T *__restrict__ dy, const T *__restrict__ x, const T *__restrict__ w,
                          const acc_t<T> *__restrict__ mean_in, const acc_t<T> *__restrict__ rstd_in, T *__restrict__ dx,
@@ -103,10 +119,10 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
     using Sl = Slice<T, PPT, PACKED>;
     __shared__ Exchange<St> exchange;
     extern __shared__ unsigned char scratch_bytes[];  // blocks of several rows: n entries to combine dw, then db
-    const Ctx c = make_ctx(layout, n);
-    const uint64_t mask = Sl::mask(c);
+    const Ctx c = make_ctx<WHOLE>(layout, n);
+    const int count = Sl::count(c);
     Sl wv;
-    if (w != nullptr) wv.load(w, c, mask);
+    if (w != nullptr) wv.load(w, c, count);
     A sum_w[PPT][Sl::S], sum_b[PPT][Sl::S];  // this thread's columns of dweight and dbias, over its rows
     RW_EACH(PPT, Sl::S) {
         sum_w[k][j] = A(0);
@@ -114,21 +130,19 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
     }
     for_each_row(c, rows, [&](int64_t row, bool active, int parity) {
         Sl xv, gv;
-        xv.clear();
-        gv.clear();
         A mean = A(0), rstd = A(0);
-        process_row<St>(
+        process_row<WHOLE, St>(
             c, row, active, parity, exchange, stats,
             [&] {
-                xv.load(x + row * n, c, mask);
-                gv.load(dy + row * n, c, mask);
+                xv.load(x + row * n, c, count);
+                gv.load(dy + row * n, c, count);
                 if (!RMS) mean = mean_in[row];
                 rstd = rstd_in[row];
             },
             [&] {
                 St s = St::empty();
                 RW_EACH(PPT, Sl::S) {
-                    if (Sl::valid(mask, k, j)) {
+                    if (Sl::valid(count, k, j)) {
                         const A xhat = (xv.get(k, j) - mean) * rstd;
                         const A g = w != nullptr ? gv.get(k, j) * wv.get(k, j) : gv.get(k, j);
                         s.v[0] += g * xhat;
@@ -141,24 +155,32 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
                 const A mean_gx = total.v[0] / A(n);
                 A mean_g = A(0);
                 if constexpr (!RMS) mean_g = total.v[1] / A(n);
-                RW_EACH(PPT, Sl::S) {
-                    const A xhat = (xv.get(k, j) - mean) * rstd, d = gv.get(k, j);
-                    const A g = w != nullptr ? d * wv.get(k, j) : d;
-                    if (Sl::valid(mask, k, j)) {
-                        sum_w[k][j] += d * xhat;
-                        sum_b[k][j] += d;
+                xv.refresh();
+                gv.refresh();
+#pragma unroll
+                for (int k = 0; k < PPT; ++k) {
+                    if (!Sl::any(count, k)) continue;
+                    A out[Sl::S];
+#pragma unroll
+                    for (int j = 0; j < Sl::S; ++j) {
+                        const A xhat = (xv.get(k, j) - mean) * rstd, d = gv.get(k, j);
+                        const A g = w != nullptr ? d * wv.get(k, j) : d;
+                        if (Sl::valid(count, k, j)) {
+                            sum_w[k][j] += d * xhat;
+                            sum_b[k][j] += d;
+                        }
+                        out[j] = rstd * (g - mean_g - xhat * mean_gx);
                     }
-                    gv.set(k, j, rstd * (g - mean_g - xhat * mean_gx));
+                    Sl::store(dx + row * n, c, count, k, out);
                 }
-                gv.store(dx + row * n, c, mask);
             });
     });
     if (c.mode != kSplitStats) {
         A *scratch = reinterpret_cast<A *>(scratch_bytes);
-        if (partial_w != nullptr) write_partials<T, PPT, PACKED>(c, mask, sum_w, partial_w, scratch);
-        if (partial_b != nullptr) write_partials<T, PPT, PACKED>(c, mask, sum_b, partial_b, scratch);
+        if (partial_w != nullptr) write_partials<T, PPT, PACKED>(c, count, sum_w, partial_w, scratch);
+        if (partial_b != nullptr) write_partials<T, PPT, PACKED>(c, count, sum_b, partial_b, scratch);
     }
-    finish(c);
+    if (!WHOLE) finish(c);
 }
 
 // ---- launchers ---------------------------------------------------------------------------------------------------
@@ -169,25 +191,20 @@ template <typename T, bool RMS>
 using BackwardKernel = void (*)(const T *, const T *, const T *, const acc_t<T> *, const acc_t<T> *, T *, acc_t<T> *,
                                 acc_t<T> *, int64_t, int64_t, Layout, Sums<acc_t<T>, RMS ? 1 : 2> *);
 
-// The instantiations: packs per thread 2 or 4 forward, 1 or 2 backward (float64: 2 and 1), packed or not.
 template <typename T, bool RMS>
-ForwardKernel<T, RMS> forward_kernel(int ppt, bool packed) {
-    if (sizeof(T) == 8 && ppt != 2) return nullptr;
-    if (ppt == 2) return packed ? norm_forward_kernel<T, 2, true, RMS> : norm_forward_kernel<T, 2, false, RMS>;
-    if (ppt == 4) return packed ? norm_forward_kernel<T, 4, true, RMS> : norm_forward_kernel<T, 4, false, RMS>;
-    if constexpr (sizeof(T) == 4) {  // float32 rows over a cluster: 8 packs let 16 blocks hold 2^18 elements
-        if (ppt == 8) return packed ? norm_forward_kernel<T, 8, true, RMS> : norm_forward_kernel<T, 8, false, RMS>;
+struct ForwardMake {
+    template <int PPT, bool PACKED, bool WHOLE>
+    static ForwardKernel<T, RMS> get() {
+        return norm_forward_kernel<T, PPT, PACKED, WHOLE, RMS>;
     }
-    return nullptr;
-}
-
+};
 template <typename T, bool RMS>
-BackwardKernel<T, RMS> backward_kernel(int ppt, bool packed) {
-    if (sizeof(T) == 8 && ppt != 1) return nullptr;
-    if (ppt == 1) return packed ? norm_backward_kernel<T, 1, true, RMS> : norm_backward_kernel<T, 1, false, RMS>;
-    if (ppt == 2) return packed ? norm_backward_kernel<T, 2, true, RMS> : norm_backward_kernel<T, 2, false, RMS>;
-    return nullptr;
-}
+struct BackwardMake {
+    template <int PPT, bool PACKED, bool WHOLE>
+    static BackwardKernel<T, RMS> get() {
+        return norm_backward_kernel<T, PPT, PACKED, WHOLE, RMS>;
+    }
+};
 
 template <typename T, bool RMS>
 cudaError_t norm_run(int backward, int version, const rowwise_args *a, const rowwise_tuning *tuning, void *workspace,
@@ -200,7 +217,7 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     const T *x = static_cast<const T *>(a->x), *w = static_cast<const T *>(a->w);
     A *mean = static_cast<A *>(a->mean), *rstd = static_cast<A *>(a->rstd);
     if (!backward) {
-        auto kernel = forward_kernel<T, RMS>(p.ppt, p.packed);
+        auto kernel = pick_forward<T, ForwardKernel<T, RMS>, ForwardMake<T, RMS>>(p.ppt, p.packed, p.mode == kWhole);
         if (kernel == nullptr) return cudaErrorInvalidValue;
         CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 0, rows, n, sizeof(A), sizeof(NormStats<A, RMS>), 0, &p));
         *out = p;
@@ -217,7 +234,7 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
         }
         return launch(kernel, p, stream, x, w, b, y, mean, rstd, rows, n, eps, layout_of(p, p.mode), stats);
     }
-    auto kernel = backward_kernel<T, RMS>(p.ppt, p.packed);
+    auto kernel = pick_backward<T, BackwardKernel<T, RMS>, BackwardMake<T, RMS>>(p.ppt, p.packed, p.mode == kWhole);
     if (kernel == nullptr) return cudaErrorInvalidValue;
     const int partials = (a->dw != nullptr) + (!RMS && a->db != nullptr);
     CUDA_RETURN_IF_ERROR(

@@ -41,6 +41,12 @@ constexpr int kWarp = 32;
 constexpr int kMaxThreads = 512;          // a block: up to 128 registers per thread
 constexpr int kMaxBackwardThreads = 512;  // a backward block: its threads hold two rows and the dweight sums
 constexpr int kMaxWarps = 1024 / kWarp;
+// Blocks of kMaxThreads an SM must hold at once: the register cap ptxas gets (__launch_bounds__). 2 caps a thread
+// at 64 registers (1024 threads an SM), 1 at 128 (512). Left free, ptxas takes up to 128 even where 64 suffice, so
+// the kernels that fit 64 with no spill (ptxas -v, NOTES.md) ask for 2: `fits` says which.
+constexpr int min_blocks(bool fits) {
+    return fits ? 2 : 1;
+}
 constexpr int kMaxCluster = 16;    // the largest cluster an H100 launches (8 is the portable limit)
 constexpr int kForwardWaves = 4;   // forward grids: at most this many waves of blocks, each walking rows
 constexpr int kBackwardWaves = 1;  // backward grids: one wave, so few partial sums of dweight
@@ -70,36 +76,118 @@ struct Ctx {
     int mode, packed;
 };
 
+// WHOLE: a kernel built for kWhole only (one segment a row, starting at column 0): constants the compiler folds.
+template <bool WHOLE>
 __device__ inline Ctx make_ctx(const Layout &L, int64_t n) {
     Ctx c;
     c.G = L.group;
     c.t = (int)threadIdx.x % L.group;
     c.g = (int)threadIdx.x / L.group;
     c.R = (int)blockDim.x / L.group;
-    c.C = L.segments;
-    c.rank = (int)(blockIdx.x % (unsigned)L.segments);
-    c.slot = blockIdx.x / (unsigned)L.segments;
-    c.slots = gridDim.x / (unsigned)L.segments;
+    c.C = WHOLE ? 1 : L.segments;
+    c.rank = WHOLE ? 0 : (int)(blockIdx.x % (unsigned)L.segments);
+    c.slot = WHOLE ? blockIdx.x : blockIdx.x / (unsigned)L.segments;
+    c.slots = WHOLE ? gridDim.x : gridDim.x / (unsigned)L.segments;
     c.n = n;
     c.seg_begin = (int64_t)c.rank * L.seg_len;
-    c.seg_end = c.seg_begin + L.seg_len < n ? c.seg_begin + L.seg_len : n;
-    c.mode = L.mode;
+    c.seg_end = WHOLE ? n : (c.seg_begin + L.seg_len < n ? c.seg_begin + L.seg_len : n);
+    c.mode = WHOLE ? (int)kWhole : L.mode;
     c.packed = L.packed;
     return c;
 }
 
 // ---- what one thread holds of a row ------------------------------------------------------------------------------
-// PPT packs of T. Element (k, j) is element j of pack k; its column depends on the layout (see the file's header):
-// PACKED (rows 16-byte aligned) or single elements. Both are compile-time choices, so the registers of a thread
-// hold just its values.
-// Which of them lie inside the segment does not change from row to row: a bit mask, computed once per kernel, says
-// (bit k * S + j), so the test costs a shift of a constant, not a 64-bit column computed per element.
+// The bits of a pack: a thread keeps its packs as 32-bit words (4 a pack, whatever T is) and widens an element to
+// acc_t<T> only where a pass uses it. Widening a bf16 is one shift or mask (its bits are a float's upper half), a half
+// one conversion, so doing it again in each pass is cheap; keeping 32 widened floats live across the row's reduction
+// is not (32 registers more, and the H100 ran 4-pack bf16 forwards at 128 registers before this: NOTES.md).
+//   get(w, j)        element j of a pack, widened
+//   put(w, v)        the S values v, narrowed (round to nearest even, as from_acc) into a pack's words
+//   set_raw(w, j, e) element j of a pack from a loaded T (the single-element layout)
+template <typename T>
+struct Bits;
+template <>
+struct Bits<float> {
+    __device__ static float get(const uint32_t *w, int j) {
+        return __uint_as_float(w[j]);
+    }
+    __device__ static void put(uint32_t *w, const float *v) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) w[i] = __float_as_uint(v[i]);
+    }
+    __device__ static void set_raw(uint32_t *w, int j, float e) {
+        w[j] = __float_as_uint(e);
+    }
+};
+template <>
+struct Bits<double> {
+    __device__ static double get(const uint32_t *w, int j) {
+        return __hiloint2double((int)w[2 * j + 1], (int)w[2 * j]);
+    }
+    __device__ static void put(uint32_t *w, const double *v) {
+#pragma unroll
+        for (int i = 0; i < 2; ++i) {
+            w[2 * i] = (uint32_t)__double2loint(v[i]);
+            w[2 * i + 1] = (uint32_t)__double2hiint(v[i]);
+        }
+    }
+    __device__ static void set_raw(uint32_t *w, int j, double e) {
+        w[2 * j] = (uint32_t)__double2loint(e);
+        w[2 * j + 1] = (uint32_t)__double2hiint(e);
+    }
+};
+// 16-bit types: element j is the low (j even) or high (j odd) half of word j / 2 — little-endian, as in memory.
+template <typename H>
+struct Bits16 {
+    __device__ static uint32_t half_bits(const uint32_t *w, int j) {
+        return (j & 1) ? w[j >> 1] >> 16 : w[j >> 1] & 0xffffu;
+    }
+    __device__ static void set_half(uint32_t *w, int j, uint32_t bits) {
+        w[j >> 1] = (j & 1) ? (w[j >> 1] & 0xffffu) | (bits << 16) : (w[j >> 1] & 0xffff0000u) | bits;
+    }
+};
+template <>
+struct Bits<__nv_bfloat16> : Bits16<__nv_bfloat16> {
+    __device__ static float get(const uint32_t *w, int j) {  // a bf16 is the upper half of a float
+        return __uint_as_float((j & 1) ? w[j >> 1] & 0xffff0000u : w[j >> 1] << 16);
+    }
+    __device__ static void put(uint32_t *w, const float *v) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+            w[i] = (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(v[2 * i])) |
+                   (uint32_t)__bfloat16_as_ushort(__float2bfloat16_rn(v[2 * i + 1])) << 16;
+    }
+    __device__ static void set_raw(uint32_t *w, int j, __nv_bfloat16 e) {
+        set_half(w, j, __bfloat16_as_ushort(e));
+    }
+};
+template <>
+struct Bits<__half> : Bits16<__half> {
+    __device__ static float get(const uint32_t *w, int j) {
+        return __half2float(__ushort_as_half((unsigned short)half_bits(w, j)));
+    }
+    __device__ static void put(uint32_t *w, const float *v) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+            w[i] = (uint32_t)__half_as_ushort(__float2half_rn(v[2 * i])) |
+                   (uint32_t)__half_as_ushort(__float2half_rn(v[2 * i + 1])) << 16;
+    }
+    __device__ static void set_raw(uint32_t *w, int j, __half e) {
+        set_half(w, j, __half_as_ushort(e));
+    }
+};
+
+// PPT packs of T (Pack<T>::size = S elements each, 16 bytes). Element (k, j) is element j of pack k; its column
+// depends on the layout (see the file's header): PACKED (rows 16-byte aligned) or single elements. Both are
+// compile-time choices, so the registers of a thread hold just its values.
+// Which of them lie inside the segment does not change from row to row, and they are always a prefix: offset()
+// grows with k (and with k * S + j). So one count, computed once per kernel, says which: the first `count` packs
+// (PACKED: a pack lies wholly inside, since segments are whole packs) or the first `count` elements (singles).
 template <typename T, int PPT, bool PACKED>
 struct Slice {
     static constexpr int S = Pack<T>::size;
-    using Mask = uint64_t;  // PPT * S <= 64
-    static_assert(PPT * S <= 64, "a thread holds at most 64 elements");
-    Pack<T> p[PPT];
+    static constexpr int W = course::kPackBytes / 4;  // 32-bit words per pack
+    uint32_t w[PPT][W];
 
     // The column of element (k, j), counted from the segment's start.
     __device__ static int offset(const Ctx &c, int k, int j) {
@@ -108,58 +196,83 @@ struct Slice {
     __device__ static int64_t column(const Ctx &c, int k, int j) {
         return c.seg_begin + offset(c, k, j);
     }
-    __device__ static Mask mask(const Ctx &c) {
-        Mask m = 0;
+    __device__ static int count(const Ctx &c) {
         const int64_t len = c.seg_end - c.seg_begin;
+        int n = 0;
 #pragma unroll
         for (int k = 0; k < PPT; ++k)
 #pragma unroll
             for (int j = 0; j < S; ++j)
-                if (offset(c, k, j) < len) m |= Mask(1) << (k * S + j);
-        return m;
+                if (offset(c, k, j) < len) n = PACKED ? k + 1 : k * S + j + 1;
+        return n;
     }
-    __device__ static bool valid(Mask m, int k, int j) {
-        return (m >> (k * S + j)) & 1;
+    __device__ static bool valid(int count, int k, int j) {
+        return PACKED ? k < count : k * S + j < count;
     }
-    __device__ void clear() {
+    __device__ static bool any(int count, int k) {  // pack k holds at least one element of the segment
+        return PACKED ? k < count : k * S < count;
+    }
+    // row: the row's first element (or a parameter vector such as the weight). Words outside the segment are zero
+    // (no pass reads them). Zero and not "left as they were": a word loaded under a predicate and otherwise kept
+    // would be live from one row to the next, and ptxas then holds (or spills) every such word across the row loop.
+    __device__ void load(const T *__restrict__ row, const Ctx &c, int count) {
 #pragma unroll
-        for (int k = 0; k < PPT; ++k)
-#pragma unroll
-            for (int j = 0; j < S; ++j) p[k].v[j] = from_acc<T>(acc_t<T>(0));
+        for (int k = 0; k < PPT; ++k) load_pack<false>(row, c, count, k);
     }
-    // row: the row's first element (or a parameter vector such as the weight). Elements outside the segment are
-    // left as they were.
-    __device__ void load(const T *__restrict__ row, const Ctx &c, Mask m) {
+    // Pack k alone. The norms read the weight and bias this way, one pack at a time while writing, through a pointer
+    // from in_loop(), where the compiler no longer sees a read-only global array: LDG asks for the read-only global
+    // load (__ldg, LDG.E.128.CONSTANT) that it picks by itself for the rows. (__ldg for the rows too cost a cluster
+    // softmax 52 bytes of spills at its 64-register cap.)
+    template <bool LDG>
+    __device__ void load_pack(const T *__restrict__ row, const Ctx &c, int count, int k) {
         const T *segment = row + c.seg_begin;
+        if constexpr (PACKED) {
+            uint4 q = make_uint4(0, 0, 0, 0);
+            if (k < count) {
+                if constexpr (LDG)
+                    q = __ldg(reinterpret_cast<const uint4 *>(segment + (k * c.G + c.t) * S));
+                else
+                    q = *reinterpret_cast<const uint4 *>(segment + (k * c.G + c.t) * S);
+            }
+            w[k][0] = q.x, w[k][1] = q.y, w[k][2] = q.z, w[k][3] = q.w;
+        } else {
 #pragma unroll
-        for (int k = 0; k < PPT; ++k) {
-            if constexpr (PACKED) {
-                if (valid(m, k, 0)) p[k] = *reinterpret_cast<const Pack<T> *>(segment + (k * c.G + c.t) * S);
-            } else {
+            for (int i = 0; i < W; ++i) w[k][i] = 0;
 #pragma unroll
-                for (int j = 0; j < S; ++j)
-                    if (valid(m, k, j)) p[k].v[j] = segment[(k * S + j) * c.G + c.t];
+            for (int j = 0; j < S; ++j) {
+                if (!valid(count, k, j)) continue;
+                if constexpr (LDG)
+                    Bits<T>::set_raw(w[k], j, __ldg(segment + (k * S + j) * c.G + c.t));
+                else
+                    Bits<T>::set_raw(w[k], j, segment[(k * S + j) * c.G + c.t]);
             }
         }
     }
-    __device__ void store(T *__restrict__ row, const Ctx &c, Mask m) const {
+    // Narrows the S values `out` and writes them as pack k (PACKED: one 16-byte store) or as its elements inside the
+    // segment. The caller checks any(count, k).
+    __device__ static void store(T *__restrict__ row, const Ctx &c, int count, int k, const acc_t<T> (&out)[S]) {
         T *segment = row + c.seg_begin;
+        if constexpr (PACKED) {
+            uint32_t q[W];
+            Bits<T>::put(q, out);
+            *reinterpret_cast<uint4 *>(segment + (k * c.G + c.t) * S) = make_uint4(q[0], q[1], q[2], q[3]);
+        } else {
 #pragma unroll
-        for (int k = 0; k < PPT; ++k) {
-            if constexpr (PACKED) {
-                if (valid(m, k, 0)) *reinterpret_cast<Pack<T> *>(segment + (k * c.G + c.t) * S) = p[k];
-            } else {
-#pragma unroll
-                for (int j = 0; j < S; ++j)
-                    if (valid(m, k, j)) segment[(k * S + j) * c.G + c.t] = p[k].v[j];
-            }
+            for (int j = 0; j < S; ++j)
+                if (valid(count, k, j)) segment[(k * S + j) * c.G + c.t] = from_acc<T>(out[j]);
         }
     }
     __device__ acc_t<T> get(int k, int j) const {
-        return to_acc(p[k].v[j]);
+        return Bits<T>::get(w[k], j);
     }
-    __device__ void set(int k, int j, acc_t<T> value) {
-        p[k].v[j] = from_acc<T>(value);
+    // Call after the row's reduction, before the pass that writes: says the words may have changed (an empty asm
+    // statement, no instruction), so the compiler widens them again there instead of keeping every value it widened
+    // before the reduction live across it.
+    __device__ void refresh() {
+#pragma unroll
+        for (int k = 0; k < PPT; ++k)
+#pragma unroll
+            for (int i = 0; i < W; ++i) asm volatile("" : "+r"(w[k][i]));
     }
 };
 
@@ -167,6 +280,15 @@ struct Slice {
 // packs stay in registers (a run-time index would move them to local memory).
 #define RW_EACH(PPT, S) \
     _Pragma("unroll") for (int k = 0; k < (PPT); ++k) _Pragma("unroll") for (int j = 0; j < (S); ++j)
+
+// The same pointer, but the compiler may not assume so: addresses computed from it inside a loop stay in the loop.
+// The norms read the weight and bias once per row; without this, ptxas hoisted their per-pack 64-bit addresses out
+// of the row loop (16 registers for 4 packs of each, spilled at a 64-register cap).
+template <typename T>
+__device__ inline const T *in_loop(const T *p) {
+    asm volatile("" : "+l"(p));
+    return p;
+}
 
 // ---- math in the accumulation type -------------------------------------------------------------------------------
 __device__ inline float exp_acc(float x) {
@@ -325,11 +447,12 @@ __device__ inline void for_each_row(const Ctx &c, int64_t rows, Body body) {
 }
 
 // One row, in every mode: load its slice, reduce the statistic over the row, apply it. `stats` is the split modes'
-// global array of per-segment statistics [rows][C].
-template <typename S, typename Load, typename Local, typename Apply>
+// global array of per-segment statistics [rows][C]. WHOLE: the kernel was built for kWhole only, so the code of the
+// other modes is left out of it (it held registers: about 20 more per thread for a 4-pack bf16 forward).
+template <bool WHOLE, typename S, typename Load, typename Local, typename Apply>
 __device__ inline void process_row(const Ctx &c, int64_t row, bool active, int parity, Exchange<S> &x, S *stats,
                                    Load load, Local local, Apply apply) {
-    if (c.mode == kSplitApply) {  // no reduction here: the first launch left every segment's part
+    if (!WHOLE && c.mode == kSplitApply) {  // no reduction here: the first launch left every segment's part
         if (!active) return;
         load();
         S total = stats[row * c.C];
@@ -339,8 +462,8 @@ __device__ inline void process_row(const Ctx &c, int64_t row, bool active, int p
     }
     if (active) load();
     S total = reduce_group(active ? local() : S::empty(), c, x, parity);
-    if (c.mode == kCluster) total = cluster_combine(total, c, x, parity);
-    if (c.mode == kSplitStats) {
+    if (!WHOLE && c.mode == kCluster) total = cluster_combine(total, c, x, parity);
+    if (!WHOLE && c.mode == kSplitStats) {
         if (active && threadIdx.x == 0) stats[row * c.C + c.rank] = total;
         return;
     }
@@ -350,14 +473,14 @@ __device__ inline void process_row(const Ctx &c, int64_t row, bool active, int p
 // Backward: write this block's sums of dweight (or dbias) over its rows to partial[slot][column]. A block whose
 // groups each held a row combines the groups in shared memory first, in group order (scratch: n entries).
 template <typename T, int PPT, bool PACKED>
-__device__ inline void write_partials(const Ctx &c, uint64_t mask, const acc_t<T> (&sum)[PPT][Pack<T>::size],
+__device__ inline void write_partials(const Ctx &c, int count, const acc_t<T> (&sum)[PPT][Pack<T>::size],
                                       acc_t<T> *partial, acc_t<T> *scratch) {
     using A = acc_t<T>;
     using Sl = Slice<T, PPT, PACKED>;
     A *out = partial + c.slot * c.n;
     if (c.R == 1) {
         RW_EACH(PPT, Sl::S) {
-            if (Sl::valid(mask, k, j)) out[Sl::column(c, k, j)] = sum[k][j];
+            if (Sl::valid(count, k, j)) out[Sl::column(c, k, j)] = sum[k][j];
         }
         return;
     }
@@ -366,7 +489,7 @@ __device__ inline void write_partials(const Ctx &c, uint64_t mask, const acc_t<T
     for (int g = 0; g < c.R; ++g) {
         if (c.g == g) {
             RW_EACH(PPT, Sl::S) {
-                if (Sl::valid(mask, k, j)) scratch[Sl::column(c, k, j)] += sum[k][j];
+                if (Sl::valid(count, k, j)) scratch[Sl::column(c, k, j)] += sum[k][j];
             }
         }
         __syncthreads();
@@ -393,6 +516,35 @@ __global__ void __launch_bounds__(1024)
         for (int i = 0; i < 32; ++i) total += part[i][threadIdx.x];
         out[col] = from_acc<T>(total);
     }
+}
+
+// ---- which instantiation a launch takes ---------------------------------------------------------------------------
+// Make::get<PPT, PACKED, WHOLE>() names one kernel. Built: forward 2 and 4 packs per thread (float32 also 8: 16
+// blocks of a cluster then hold 2^18 elements), backward 1 and 2; float64 one size (forward 2, backward 1); each
+// packed or not, for kWhole only (WHOLE) or for the other modes. nullptr for a pack count not built.
+template <typename K, typename Make, int PPT>
+K pick_layout(bool packed, bool whole) {
+    if (packed) return whole ? Make::template get<PPT, true, true>() : Make::template get<PPT, true, false>();
+    return whole ? Make::template get<PPT, false, true>() : Make::template get<PPT, false, false>();
+}
+template <typename T, typename K, typename Make>
+K pick_forward(int ppt, bool packed, bool whole) {
+    if (ppt == 2) return pick_layout<K, Make, 2>(packed, whole);
+    if constexpr (sizeof(T) != 8) {
+        if (ppt == 4) return pick_layout<K, Make, 4>(packed, whole);
+    }
+    if constexpr (sizeof(T) == 4) {
+        if (ppt == 8) return pick_layout<K, Make, 8>(packed, whole);
+    }
+    return nullptr;
+}
+template <typename T, typename K, typename Make>
+K pick_backward(int ppt, bool packed, bool whole) {
+    if (ppt == 1) return pick_layout<K, Make, 1>(packed, whole);
+    if constexpr (sizeof(T) != 8) {
+        if (ppt == 2) return pick_layout<K, Make, 2>(packed, whole);
+    }
+    return nullptr;
 }
 
 // ---- the host's plan of a launch ---------------------------------------------------------------------------------

@@ -77,46 +77,50 @@ __global__ void __launch_bounds__(256)
 }
 
 // ---- versions 3-5 ------------------------------------------------------------------------------------------------
-template <typename T, int PPT, bool PACKED>
-__global__ void __launch_bounds__(kMaxThreads)
+template <typename T, int PPT, bool PACKED, bool WHOLE>
+__global__ void __launch_bounds__(kMaxThreads, min_blocks(PACKED && PPT * sizeof(Pack<T>) <= 64))
     softmax_forward_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t n, Layout layout,
                            MaxSum<acc_t<T>> *stats) {
     using A = acc_t<T>;
     using St = MaxSum<A>;
     using Sl = Slice<T, PPT, PACKED>;
     __shared__ Exchange<St> exchange;
-    const Ctx c = make_ctx(layout, n);
-    const uint64_t mask = Sl::mask(c);
+    const Ctx c = make_ctx<WHOLE>(layout, n);
+    const int count = Sl::count(c);
     for_each_row(c, rows, [&](int64_t row, bool active, int parity) {
         Sl v;
-        v.clear();
-        process_row<St>(
-            c, row, active, parity, exchange, stats, [&] { v.load(x + row * n, c, mask); },
+        process_row<WHOLE, St>(
+            c, row, active, parity, exchange, stats, [&] { v.load(x + row * n, c, count); },
             [&] {  // this thread's own pair: its max, then its sum of exp(x - max)
                 A m = A(-INFINITY);
                 RW_EACH(PPT, Sl::S) {
-                    if (Sl::valid(mask, k, j)) m = fmax(m, v.get(k, j));
+                    if (Sl::valid(count, k, j)) m = fmax(m, v.get(k, j));
                 }
                 A s = A(0);
                 if (m != A(-INFINITY)) {
                     RW_EACH(PPT, Sl::S) {
-                        if (Sl::valid(mask, k, j)) s += exp_acc(v.get(k, j) - m);
+                        if (Sl::valid(count, k, j)) s += exp_acc(v.get(k, j) - m);
                     }
                 }
                 return St{m, s};
             },
-            [&](const St &total) {
+            [&](const St &total) {  // widen again, write pack by pack
                 const A inverse = A(1) / total.sum;
-                RW_EACH(PPT, Sl::S) {
-                    v.set(k, j, exp_acc(v.get(k, j) - total.max) * inverse);
+                v.refresh();
+#pragma unroll
+                for (int k = 0; k < PPT; ++k) {
+                    if (!Sl::any(count, k)) continue;
+                    A out[Sl::S];
+#pragma unroll
+                    for (int j = 0; j < Sl::S; ++j) out[j] = exp_acc(v.get(k, j) - total.max) * inverse;
+                    Sl::store(y + row * n, c, count, k, out);
                 }
-                v.store(y + row * n, c, mask);
             });
     });
-    finish(c);
+    if (!WHOLE) finish(c);
 }
 
-template <typename T, int PPT, bool PACKED>
+template <typename T, int PPT, bool PACKED, bool WHOLE>
 __global__ void __launch_bounds__(kMaxBackwardThreads)
     softmax_backward_kernel(const T *__restrict__ y, const T *__restrict__ dy, T *__restrict__ dx, int64_t rows,
                             int64_t n, Layout layout, Sums<acc_t<T>, 1> *stats) {
@@ -124,33 +128,37 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
     using St = Sums<A, 1>;
     using Sl = Slice<T, PPT, PACKED>;
     __shared__ Exchange<St> exchange;
-    const Ctx c = make_ctx(layout, n);
-    const uint64_t mask = Sl::mask(c);
+    const Ctx c = make_ctx<WHOLE>(layout, n);
+    const int count = Sl::count(c);
     for_each_row(c, rows, [&](int64_t row, bool active, int parity) {
         Sl yv, gv;
-        yv.clear();
-        gv.clear();
-        process_row<St>(
+        process_row<WHOLE, St>(
             c, row, active, parity, exchange, stats,
             [&] {
-                yv.load(y + row * n, c, mask);
-                gv.load(dy + row * n, c, mask);
+                yv.load(y + row * n, c, count);
+                gv.load(dy + row * n, c, count);
             },
             [&] {
                 St s = St::empty();
                 RW_EACH(PPT, Sl::S) {
-                    if (Sl::valid(mask, k, j)) s.v[0] += yv.get(k, j) * gv.get(k, j);
+                    if (Sl::valid(count, k, j)) s.v[0] += yv.get(k, j) * gv.get(k, j);
                 }
                 return s;
             },
             [&](const St &total) {
-                RW_EACH(PPT, Sl::S) {
-                    gv.set(k, j, yv.get(k, j) * (gv.get(k, j) - total.v[0]));
+                yv.refresh();
+                gv.refresh();
+#pragma unroll
+                for (int k = 0; k < PPT; ++k) {
+                    if (!Sl::any(count, k)) continue;
+                    A out[Sl::S];
+#pragma unroll
+                    for (int j = 0; j < Sl::S; ++j) out[j] = yv.get(k, j) * (gv.get(k, j) - total.v[0]);
+                    Sl::store(dx + row * n, c, count, k, out);
                 }
-                gv.store(dx + row * n, c, mask);
             });
     });
-    finish(c);
+    if (!WHOLE) finish(c);
 }
 
 // ---- launchers ---------------------------------------------------------------------------------------------------
@@ -159,25 +167,20 @@ using ForwardKernel = void (*)(const T *, T *, int64_t, int64_t, Layout, MaxSum<
 template <typename T>
 using BackwardKernel = void (*)(const T *, const T *, T *, int64_t, int64_t, Layout, Sums<acc_t<T>, 1> *);
 
-// The instantiations: packs per thread 2 or 4 forward, 1 or 2 backward (float64: 2 and 1), packed or not.
 template <typename T>
-ForwardKernel<T> forward_kernel(int ppt, bool packed) {
-    if (sizeof(T) == 8 && ppt != 2) return nullptr;
-    if (ppt == 2) return packed ? softmax_forward_kernel<T, 2, true> : softmax_forward_kernel<T, 2, false>;
-    if (ppt == 4) return packed ? softmax_forward_kernel<T, 4, true> : softmax_forward_kernel<T, 4, false>;
-    if constexpr (sizeof(T) == 4) {  // float32 rows over a cluster: 8 packs let 16 blocks hold 2^18 elements
-        if (ppt == 8) return packed ? softmax_forward_kernel<T, 8, true> : softmax_forward_kernel<T, 8, false>;
+struct ForwardMake {
+    template <int PPT, bool PACKED, bool WHOLE>
+    static ForwardKernel<T> get() {
+        return softmax_forward_kernel<T, PPT, PACKED, WHOLE>;
     }
-    return nullptr;
-}
-
+};
 template <typename T>
-BackwardKernel<T> backward_kernel(int ppt, bool packed) {
-    if (sizeof(T) == 8 && ppt != 1) return nullptr;
-    if (ppt == 1) return packed ? softmax_backward_kernel<T, 1, true> : softmax_backward_kernel<T, 1, false>;
-    if (ppt == 2) return packed ? softmax_backward_kernel<T, 2, true> : softmax_backward_kernel<T, 2, false>;
-    return nullptr;
-}
+struct BackwardMake {
+    template <int PPT, bool PACKED, bool WHOLE>
+    static BackwardKernel<T> get() {
+        return softmax_backward_kernel<T, PPT, PACKED, WHOLE>;
+    }
+};
 
 // Plans (and, unless plan_only, launches) one softmax. Returns the plan through `out`.
 template <typename T>
@@ -218,7 +221,7 @@ cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const 
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p)) return cudaErrorInvalidValue;
     using A = acc_t<T>;
     if (!backward) {
-        auto kernel = forward_kernel<T>(p.ppt, p.packed);
+        auto kernel = pick_forward<T, ForwardKernel<T>, ForwardMake<T>>(p.ppt, p.packed, p.mode == kWhole);
         if (kernel == nullptr) return cudaErrorInvalidValue;
         CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 0, rows, n, sizeof(A), sizeof(MaxSum<A>), 0, &p));
         *out = p;
@@ -233,7 +236,7 @@ cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const 
         }
         return launch(kernel, p, stream, x, y, rows, n, layout_of(p, p.mode), stats);
     }
-    auto kernel = backward_kernel<T>(p.ppt, p.packed);
+    auto kernel = pick_backward<T, BackwardKernel<T>, BackwardMake<T>>(p.ppt, p.packed, p.mode == kWhole);
     if (kernel == nullptr) return cudaErrorInvalidValue;
     CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 1, rows, n, sizeof(A), sizeof(Sums<A, 1>), 0, &p));
     *out = p;
