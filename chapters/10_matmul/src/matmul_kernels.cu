@@ -558,11 +558,13 @@ struct AsyncTileCopy {
     const float *src;
     int64_t k_first, row_step;
     int shared_offset, inside; /* inside: the piece's elements inside the matrix along mn (0-4) */
+    bool block_inside_mn;      /* the whole block tile lies inside the matrix along mn (the same for every thread) */
 
     __device__ AsyncTileCopy(const TileSource &s, int64_t mn0, int64_t k_begin) {
         const int mn = threadIdx.x % (BMN / 4) * 4, k = threadIdx.x / (BMN / 4);
         const int64_t left = s.mn_extent - (mn0 + mn);
         inside = left <= 0 ? 0 : left >= 4 ? 4 : (int)left;
+        block_inside_mn = s.mn_extent - mn0 >= BMN;
         src = s.data + clamp_below(mn0 + mn, s.mn_extent) * s.s_mn + (k_begin + k) * s.s_k;
         k_first = k_begin + k;
         row_step = kPieceRows * s.s_k;
@@ -571,6 +573,15 @@ struct AsyncTileCopy {
 
     __device__ void start(const TileSource &s, float *S) {
         const int64_t k_left = s.k_extent - k_first;
+        if (block_inside_mn && s.k_extent - (k_first - threadIdx.x / (BMN / 4)) >= BK) {
+            /* Most tiles lie wholly inside the matrix: no test per piece (the same branch for the whole block). */
+#pragma unroll
+            for (int p = 0; p < kPieces; ++p)
+                cp_async_16(S + shared_offset + p * kPieceRows * LD, src + p * row_step, 16);
+            src += BK * s.s_k;
+            k_first += BK;
+            return;
+        }
 #pragma unroll
         for (int p = 0; p < kPieces; ++p) {
             const bool k_inside = p * kPieceRows < k_left;
