@@ -67,11 +67,12 @@ def test_every_layout(rung, dtype, a_layout, b_layout, small):
 
 @pytest.mark.parametrize("rung", RUNGS)
 def test_out_with_a_row_stride_and_k_zero(rung):
-    a, b = inputs(37, 29, 48, torch.bfloat16)
-    wide = poisoned((37, 40), torch.bfloat16, "cuda")
-    matmul_out(a, b, wide[:, :29], rung)
-    assert_as_exact_as_cublas(wide[:, :29], a, b, f"rung {rung}, out with row stride 40")
-    assert torch.isnan(wide[:, 29:]).all(), "wrote past the out matrix's columns"
+    a, b = inputs(37, 32, 48, torch.bfloat16)  # rows of 32 and 48 elements: rung 11 runs on a Hopper GPU
+    for width in (40, 41):  # an even row stride (two outputs per store) and an odd one (one per store)
+        wide = poisoned((37, width), torch.bfloat16, "cuda")
+        matmul_out(a, b, wide[:, :32], rung)
+        assert_as_exact_as_cublas(wide[:, :32], a, b, f"rung {rung}, out with row stride {width}")
+        assert torch.isnan(wide[:, 32:]).all(), "wrote past the out matrix's columns"
     out = poisoned((70, 130), torch.bfloat16, "cuda")
     empty_a, empty_b = torch.empty(70, 0, device="cuda", dtype=torch.bfloat16), torch.empty(0, 130, device="cuda")
     matmul_out(empty_a, empty_b.bfloat16(), out, rung)
@@ -112,18 +113,20 @@ def test_gradients_match_torch(rung, dtype):
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_opcheck(dtype):
     a, b = inputs(64, 48, 40, dtype)
-    for rung in [-1, *RUNGS]:
+    for rung in [-1, 9]:  # the registration is the same for every rung; the kernels are tested above
         torch.library.opcheck(torch.ops.matmul.matmul, (a, b, rung))
     out = torch.empty(64, 48, device="cuda", dtype=dtype)
     torch.library.opcheck(torch.ops.matmul.matmul_out, (a, b, out, -1))
 
 
-# bf16 training: the two models round differently (our products accumulate in another order, and each product is
-# rounded to bf16 once, as cuBLAS's), and 8-bit mantissas make each step's difference ~2^-9 relative. Over 100 SGD
-# steps on this small MLP the loss curves stay within 10 % (plus 0.01) of each other, the weights within 0.05.
+# bf16 training: the two models round differently (our products add their terms in another order than cuBLAS's,
+# then both round each output to bf16 once), and with 8-bit mantissas one flipped rounding is a 2^-9 relative step.
+# The stated tolerance (an expectation, to be confirmed by the first GPU run): over 200 SGD steps on this small MLP the
+# loss curves stay within 10 % (plus 0.01) of each other and the weights within 0.05.
 BF16_TOLERANCE = {"rtol": 0.1, "atol": 0.01}
 
 
+@pytest.mark.slow  # ~2,000 small launches: not under compute-sanitizer (make sanitize runs "gpu and not slow")
 def test_mlp_trains_in_bf16_like_torch():
     from test_linear import mlp, train
 
@@ -132,7 +135,7 @@ def test_mlp_trains_in_bf16_like_torch():
     y = torch.sin(x[:, :3] * 2) + x[:, 3:6] ** 2
     ours, theirs = mlp(Linear, "cuda", torch.bfloat16), mlp(torch.nn.Linear, "cuda", torch.bfloat16)
     theirs.load_state_dict(ours.state_dict())
-    ours_losses, theirs_losses = train(ours, x, y, 100), train(theirs, x, y, 100)
+    ours_losses, theirs_losses = train(ours, x, y, 200), train(theirs, x, y, 200)
     assert ours_losses[-1] < 0.5 * ours_losses[0], "the MLP did not learn"
     torch.testing.assert_close(torch.tensor(ours_losses), torch.tensor(theirs_losses), **BF16_TOLERANCE)
     for (name, p), q in zip(ours.named_parameters(), theirs.parameters()):
