@@ -116,7 +116,8 @@ def main() -> int:
 
     table = ["| " + " | ".join(columns) + " |", "|" + "---:|" * len(columns)]
     table += ["| " + " | ".join(cell(r.get(c, "—")) for c in columns) + " |" for r in rows]
-    text = f"Nsight Compute, {args.size}³ (rungs 0-8 and cuBLAS fp32, the others bf16), --clock-control none\n\n" + "\n".join(table) + "\n"
+    title = f"Nsight Compute, {args.size}³ (rungs 0-8 and cuBLAS fp32, the others bf16), --clock-control none"
+    text = title + "\n\n" + "\n".join(table) + "\n"
     (args.out / "ncu.md").write_text(text)
     print(text)
     return 0

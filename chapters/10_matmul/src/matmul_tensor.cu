@@ -15,7 +15,7 @@
  *           from shared memory by ldmatrix (one instruction loads four 8×8 matrices for the whole warp, already in
  *           the fragment layout; .trans transposes B on the way); shared memory SWIZZLED (16-byte chunks XORed with
  *           the row) so that ldmatrix's eight rows hit eight different bank groups without padding; a 4-stage ring
- *           of K-tiles filled by cp.async (global → shared, no registers, zeros past the edges via src-size) so
+ *           of K-tiles filled by cp.async (global → shared, no registers; chunks cut by an edge element by element) so
  *           that the loads of the next three K-tiles are in flight during the arithmetic; one barrier per K-tile.
  *           Block tile 128×128×32, 8 warps of 64×32. An operand that cp.async cannot read 16 bytes at a time (not
  *           row-major, a row stride that is not a multiple of 8 elements, a misaligned address) is loaded by
@@ -189,7 +189,7 @@ __device__ __forceinline__ int b_index(int k, int n) {
     return k * kBN + (((n / 8) ^ (k & 7)) * 8) + (n % 8);
 }
 
-/* 16 bytes global → shared without registers; only `bytes` (0-16) are read, the rest of the 16 is zero-filled. */
+/* 16 bytes global → shared without registers (`bytes` = 16 here: whole chunks only, see copy_chunk). */
 __device__ __forceinline__ void cp_async_16(void *dst, const void *src, int bytes) {
     const uint32_t d = (uint32_t)__cvta_generic_to_shared(dst);
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(bytes) : "memory");
@@ -200,6 +200,20 @@ __device__ __forceinline__ void cp_async_commit() {
 template <int N>
 __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+
+/* One chunk of 8 elements (16 bytes) of a row into shared memory: a whole chunk by cp.async; a chunk cut by the
+ * matrix's edge (valid < 8) element by element with ordinary loads, zeros past the edge. cp.async could zero-fill
+ * with a src-size below 16, but the instruction still names 16 bytes, and compute-sanitizer's memcheck reports the
+ * bytes past the end of an allocation (rung 7's experience, NOTES.md); and cp.async has no 2-byte size. */
+template <typename T>
+__device__ __forceinline__ void copy_chunk(T *dst, const T *src, int valid) {
+    if (valid == 8) {
+        cp_async_16(dst, src, 16);
+        return;
+    }
+#pragma unroll
+    for (int e = 0; e < 8; ++e) dst[e] = e < valid ? src[e] : zero_of<T>();
 }
 
 /* A's K-tile starting at (m0, k0) into stage memory As. kAsync: 16-byte cp.async per chunk of 8 elements along K
@@ -213,8 +227,7 @@ __device__ __forceinline__ void load_tile_a(T *As, const MatrixView<T> &a, int64
         if constexpr (kAsync) {
             const int64_t left = a.cols - gk;
             const int valid = gm < a.rows && left > 0 ? (left < 8 ? (int)left : 8) : 0;
-            const T *src = valid > 0 ? a.data + gm * a.row_stride + gk : a.data;
-            cp_async_16(As + a_index(r, k), src, valid * 2);
+            copy_chunk(As + a_index(r, k), a.data + (valid > 0 ? gm * a.row_stride + gk : 0), valid);
         } else {
 #pragma unroll
             for (int e = 0; e < 8; ++e) As[a_index(r, k + e)] = load_or_zero(a, gm, gk + e);
@@ -231,8 +244,7 @@ __device__ __forceinline__ void load_tile_b(T *Bs, const MatrixView<T> &b, int64
         if constexpr (kAsync) {
             const int64_t left = b.cols - gn;
             const int valid = gk < b.rows && left > 0 ? (left < 8 ? (int)left : 8) : 0;
-            const T *src = valid > 0 ? b.data + gk * b.row_stride + gn : b.data;
-            cp_async_16(Bs + b_index(k, n), src, valid * 2);
+            copy_chunk(Bs + b_index(k, n), b.data + (valid > 0 ? gk * b.row_stride + gn : 0), valid);
         } else {
 #pragma unroll
             for (int e = 0; e < 8; ++e) Bs[b_index(k, n + e)] = load_or_zero(b, gk, gn + e);
