@@ -238,15 +238,19 @@ __global__ void __launch_bounds__(kThreads, 1)
          * so every thread of it executes this; then thread 0 alone issues the copies). */
         asm volatile("setmaxnreg.dec.sync.aligned.u32 24;");
         if (thread == 0) {
+            /* B's boxes that start inside the matrix (at the right edge fewer than 4; the columns of the others
+             * only feed outputs past N, which are not stored, so their stale shared memory is harmless). */
+            const int boxes_b = min(kBN / kBoxN, (N - n0 + kBoxN - 1) / kBoxN);
+            const uint32_t bytes = kTileABytes + boxes_b * (kBK * kBoxN * 2);
             for (int kt = 0; kt < k_tiles; ++kt) {
                 const int s = kt % kStages;
                 /* The stage was used by round kt/kStages - 1: wait until both consumers released it. */
                 if (kt >= kStages) mbarrier_wait(bars + 8 * (kStages + s), ((kt / kStages) - 1) & 1);
                 const uint32_t full = bars + 8 * s;
-                /* The full box's bytes, also where it hangs over the matrix's edge: TMA writes the zeros too. */
-                mbarrier_arrive_expect_tx(full, kStageBytes);
+                /* Whole boxes' bytes, also where a box hangs over the matrix's edge: TMA writes those zeros too. */
+                mbarrier_arrive_expect_tx(full, bytes);
                 tma_load_2d(tiles_a + s * kTileABytes, &map_a, kt * kBK, m0, full); /* {k, m} */
-                for (int j = 0; j < kBN / kBoxN; ++j) {
+                for (int j = 0; j < boxes_b; ++j) {
                     tma_load_2d(tiles_b + s * kTileBBytes + j * (kBK * kBoxN * 2), &map_b, n0 + j * kBoxN, kt * kBK,
                                 full); /* {n, k} */
                 }
