@@ -83,17 +83,34 @@ __device__ __forceinline__ void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t
 __device__ __forceinline__ void mbarrier_arrive(uint32_t bar) {
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
 }
-/* Waits until the phase with parity `parity` has completed (the barrier's phase bit has moved past it). */
+/* Waits until the phase with parity `parity` has completed (the barrier's phase bit has moved past it). A phase that
+ * never completes (a byte count that does not match what TMA delivers, a wrong parity) would hang the GPU: after 10 s
+ * of waiting (a whole 8192³ product takes ~2 ms) the thread traps, so the launch fails with an error instead. */
+__device__ __forceinline__ uint64_t global_ns() {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
 __device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity) {
-    asm volatile(
-        "{\n"
-        ".reg .pred done;\n"
-        "WAIT:\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-        "@!done bra WAIT;\n"
-        "}\n" ::"r"(bar),
-        "r"(parity)
-        : "memory");
+    uint64_t start = 0;
+    for (uint32_t tries = 0;; ++tries) {
+        uint32_t done;
+        asm volatile(
+            "{\n"
+            ".reg .pred p;\n"
+            "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+            "selp.u32 %0, 1, 0, p;\n"
+            "}\n"
+            : "=r"(done)
+            : "r"(bar), "r"(parity)
+            : "memory");
+        if (done) return;
+        if (tries == 0) {
+            start = global_ns();
+        } else if (global_ns() - start > 10000000000ull) {
+            __trap();
+        }
+    }
 }
 
 /* ---- TMA: one thread copies a 2-D box; the barrier counts its bytes ------------------------------------------ */
