@@ -15,10 +15,14 @@ from course.checks import check_same, check_tensor
 
 import_extension("matmul")  # loads _C (or _C_exercise): the import registers torch.ops.matmul.*
 
-DTYPES = (torch.float32, torch.float64)
-BEST = -1  # "the fastest rung for the dtype": rung 8 for float32, rung 4 for float64
+DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+TENSOR_CORE_DTYPES = (torch.float16, torch.bfloat16)
+# "the fastest rung for the dtype": rung 8 for float32, rung 4 for float64; for float16/bfloat16 the GPU's best
+# (11 on a Hopper GPU when TMA can read the operands, else 10): rung_used() says which.
+BEST = -1
 RUNG_COUNT = 9  # the fp32 CUDA-core ladder; part 2 of the chapter (tensor cores) numbers its rungs from here
 FLOAT64_RUNGS = range(0, 5)
+TENSOR_RUNGS = range(9, 12)  # float16 and bfloat16: fp32 accumulation, output in the inputs' dtype
 RUNGS = {
     0: "naive: one thread per output, threadIdx.x walks rows (pitfall)",
     1: "coalesced: threadIdx.x walks columns",
@@ -29,16 +33,20 @@ RUNGS = {
     6: "warp tiling: 2x2 blocks of 4x4 per thread",
     7: "pipelined: next tiles load during the arithmetic (3 stages)",
     8: "rung 7 + split-K when the output is too small",
+    9: "tensor cores: WMMA 16x16x16 fragments (fp16/bf16)",
+    10: "tensor cores: mma.sync m16n8k16, ldmatrix, swizzle, 4-stage cp.async (fp16/bf16)",
+    11: "tensor cores: Hopper wgmma + TMA + mbarrier, producer/consumer warpgroups (fp16/bf16, sm_90a)",
 }
 
 
 def matmul(a: torch.Tensor, b: torch.Tensor, rung: int = BEST) -> torch.Tensor:
-    """C = a @ b for 2-D float32/float64 tensors of shapes (M, K) and (K, N), on the CPU or a CUDA GPU.
+    """C = a @ b for 2-D float32/float64/float16/bfloat16 tensors of shapes (M, K) and (K, N), on the CPU or a GPU.
 
-    Any strides: a.t(), b.t() and sliced views are read in place. On CUDA `rung` picks the kernel of the ladder
-    (0-8 for float32, 0-4 for float64, see RUNGS; -1, the default, the fastest); the CPU has one implementation
-    (a cache-blocked C loop). Differentiable in a and b; works under torch.compile. A wrong dtype raises TypeError,
-    a wrong device, shape or rung ValueError."""
+    Any strides: a.t(), b.t() and sliced views are read in place (rung 11 copies operands whose columns are not
+    contiguous). On CUDA `rung` picks the kernel of the ladder (0-8 for float32, 0-4 for float64, 9-11 for float16
+    and bfloat16, see RUNGS; -1, the default, the fastest); rung_used(a, b, rung) says which runs. The CPU has one
+    implementation (a cache-blocked C loop; float16/bfloat16 through float32 copies). Differentiable in a and b;
+    works under torch.compile. A wrong dtype raises TypeError, a wrong device, shape or rung ValueError."""
     return torch.ops.matmul.matmul(a, b, rung)
 
 
@@ -63,11 +71,22 @@ def _check_inputs(a: torch.Tensor, b: torch.Tensor) -> None:
         )
 
 
+def rung_used(a: torch.Tensor, b: torch.Tensor, rung: int = BEST) -> int:
+    """The rung that matmul(a, b, rung) runs for these CUDA tensors on their GPU: for float16/bfloat16, rung 11 (and
+    BEST) become rung 10 where rung 11 cannot run (not a Hopper GPU, or operands TMA cannot read)."""
+    return torch.ops.matmul.rung_used(a, b, rung)
+
+
 def _check_rung(rung: int, dtype: torch.dtype) -> None:
-    if rung != BEST and not 0 <= rung < RUNG_COUNT:
-        raise ValueError(f"rung must be -1 (the best for the dtype) or 0..{RUNG_COUNT - 1}, got {rung}")
-    if dtype == torch.float64 and rung != BEST and rung not in FLOAT64_RUNGS:
-        raise ValueError(f"rung {rung} has no float64 kernel: float64 runs rungs 0-{FLOAT64_RUNGS[-1]}")
+    last = TENSOR_RUNGS[-1]
+    if rung != BEST and not 0 <= rung <= last:
+        raise ValueError(f"rung must be -1 (the best for the dtype) or 0..{last}, got {rung}")
+    rungs = {torch.float32: range(RUNG_COUNT), torch.float64: FLOAT64_RUNGS}.get(dtype, TENSOR_RUNGS)
+    if rung != BEST and rung not in rungs:
+        raise ValueError(
+            f"rung {rung} has no {str(dtype).removeprefix('torch.')} kernel: float32 runs rungs 0-{RUNG_COUNT - 1}, "
+            f"float64 rungs 0-{FLOAT64_RUNGS[-1]}, float16 and bfloat16 rungs {TENSOR_RUNGS[0]}-{last}"
+        )
 
 
 @torch.library.register_fake("matmul::matmul")

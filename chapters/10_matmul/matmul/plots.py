@@ -4,6 +4,10 @@ tiles_block.png    block level: the tile of C one block computes, and the panels
 tiles_warp.png     warp level: rung 7's 64×256 block tile cut into the 8 warps' 64×32 tiles
 tiles_thread.png   thread level: which 64 outputs one thread owns in a warp tile, rung 5 (an 8×8 square) and
                    rungs 6-8 (2×2 blocks of 4×4, spaced by the lanes), with the lanes that share its A values
+mma_fragments.png  part 2: mma.sync m16n8k16, which lane of the warp holds which element of A, B and C, and in which
+                   of its registers (the PTX ISA's layout for 16-bit inputs and fp32 accumulators)
+swizzle.png        part 2: rung 10's B tile in shared memory, 8 rows that one ldmatrix reads, without and with the
+                   XOR swizzle: which of the 8 16-byte bank groups each row's chunk lands in
 """
 
 from __future__ import annotations
@@ -108,6 +112,88 @@ def thread_level(path: Path) -> Path:
     return _save(fig, path)
 
 
+# ---- part 2 -------------------------------------------------------------------------------------------------------
+# mma.sync.m16n8k16 with .bf16/.f16 inputs (PTX ISA, "Matrix Fragments for mma.m16n8k16"): lane = 4·group + t.
+#   A (16×16, row-major): register r = 0..3 holds two neighbours (row, 2t), (row, 2t+1) with
+#       row = group + 8·(r % 2), columns + 8·(r // 2)
+#   B (16×8, k × n): register r = 0..1 holds (k = 2t + 8r, n = group) and (k = 2t + 8r + 1, n = group)
+#   C (16×8, fp32): c0, c1 at (group, 2t), (group, 2t+1); c2, c3 at (group + 8, the same columns)
+def fragment_owners():
+    """(A, B, C): for each element, (lane, register) that holds it. A is 16×16, B 16×8 (k rows), C 16×8."""
+    a = [[None] * 16 for _ in range(16)]
+    b = [[None] * 8 for _ in range(16)]
+    c = [[None] * 8 for _ in range(16)]
+    for lane in range(32):
+        group, t = lane // 4, lane % 4
+        for r in range(4):
+            row, col = group + 8 * (r % 2), 2 * t + 8 * (r // 2)
+            a[row][col] = a[row][col + 1] = (lane, r)
+        for r in range(2):
+            b[2 * t + 8 * r][group] = b[2 * t + 8 * r + 1][group] = (lane, r)
+        for e in range(4):
+            c[group + 8 * (e // 2)][2 * t + e % 2] = (lane, e)
+    return a, b, c
+
+
+REGISTER_COLORS = ["#a8dadc", "#f4a261", "#e9c46a", "#b5e48c"]
+
+
+def mma_fragments(path: Path) -> Path:
+    a, b, c = fragment_owners()
+    fig, axes = plt.subplots(1, 3, figsize=(15, 6.5), gridspec_kw={"width_ratios": [16, 8, 8]})
+    panels = [
+        (
+            axes[0],
+            a,
+            "A, 16×16 (rows m, columns k): lane, register a0-a3\n(each register: two neighbours in a row)",
+            "a",
+        ),
+        (axes[1], b, "B, 16×8 (rows k, columns n): lane, register b0-b1\n(two neighbours in a column)", "b"),
+        (axes[2], c, "C and D, 16×8 fp32: lane, register c0-c3", "c"),
+    ]
+    for ax, owners, title, letter in panels:
+        rows, cols = len(owners), len(owners[0])
+        for i in range(rows):
+            for j in range(cols):
+                lane, reg = owners[i][j]
+                _box(ax, j, rows - 1 - i, 1, 1, REGISTER_COLORS[reg], text=f"{lane}\n{letter}{reg}", fontsize=6)
+        ax.set_xlim(0, cols)
+        ax.set_ylim(0, rows)
+        ax.set_aspect("equal")
+        ax.set_xticks([x + 0.5 for x in range(cols)], [str(x) for x in range(cols)], fontsize=6)
+        ax.set_yticks([y + 0.5 for y in range(rows)], [str(rows - 1 - y) for y in range(rows)], fontsize=6)
+        ax.set_title(title, fontsize=9)
+    fig.suptitle("mma.sync.m16n8k16 (bf16/fp16 in, fp32 out): D = A·B + C for a warp of 32 lanes; lane = 4·group + t",
+                 fontsize=10)  # fmt: skip
+    return _save(fig, path)
+
+
+def swizzle(path: Path) -> Path:
+    """Rows 0-7 of rung 10's B tile (256 bytes = 16 chunks of 16 bytes each); ldmatrix reads chunk 0 of each. A bank
+    group is 16 bytes of the 128 that the 32 banks cover: chunk c of a row sits in group c % 8 unswizzled, and in group
+    (c ^ row) % 8 swizzled."""
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4))
+    for ax, swizzled in zip(axes, (False, True)):
+        for row in range(8):
+            for chunk in range(16):
+                stored = (chunk ^ row) if swizzled else chunk
+                read = chunk == 0
+                _box(ax, stored, 7 - row, 1, 1, "#e76f51" if read else "#f2f2f2", text=str(chunk), fontsize=7)
+        for g in range(16):
+            ax.text(g + 0.5, 8.2, f"g{g % 8}", ha="center", fontsize=7)
+        ax.set_xlim(0, 16)
+        ax.set_ylim(0, 8.6)
+        ax.set_aspect("equal")
+        ax.set_yticks([y + 0.5 for y in range(8)], [f"k row {7 - y}" for y in range(8)], fontsize=7)
+        ax.set_xticks([])
+        conflict = "8 rows in bank group 0: an 8-way conflict" if not swizzled else "8 rows in 8 groups: no conflict"
+        ax.set_title(("swizzled: chunk c of row r stored at c ^ (r % 8)" if swizzled else "row-major, unswizzled")
+                     + f"\nldmatrix reads chunk 0 of rows 0-7 (red): {conflict}", fontsize=9)  # fmt: skip
+    fig.suptitle("Rung 10's B tile in shared memory: 16-byte chunks (numbers: the chunk's place in the row of B); "
+                 "gN: bank group (4 banks)", fontsize=9)  # fmt: skip
+    return _save(fig, path)
+
+
 def _save(fig, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
@@ -118,7 +204,8 @@ def _save(fig, path: Path) -> Path:
 
 def main() -> None:
     for draw, name in ((block_level, "tiles_block.png"), (warp_level, "tiles_warp.png"),
-                       (thread_level, "tiles_thread.png")):  # fmt: skip
+                       (thread_level, "tiles_thread.png"), (mma_fragments, "mma_fragments.png"),
+                       (swizzle, "swizzle.png")):  # fmt: skip
         print(draw(IMAGES / name))
 
 

@@ -1,8 +1,10 @@
 """Nsight Compute on every rung: the counters the lesson reads, one table (make ncu, on a GPU machine with ncu).
 
     python -m matmul.profile --out build/logs [--size 4096] [--rungs 0,1,2,...]
+    python -m matmul.profile --out build/logs --rungs 9,10,11,cuBLAS-bf16          (part 2, the tensor cores)
 
-For each rung (and cuBLAS) this runs `ncu` on a child process that calls the op twice at size³ fp32; ncu skips the
+For each rung (and cuBLAS) this runs `ncu` on a child process that calls the op twice at size³ (fp32 for rungs 0-8
+and cuBLAS, bf16 for rungs 9-11 and cuBLAS-bf16); ncu skips the
 first launch (module loading, warm-up) and measures the second. `--clock-control none` leaves the GPU's clocks as
 they are (ncu would otherwise lock them at base clock). The metrics:
 
@@ -43,7 +45,8 @@ METRICS = {
 KERNELS = {  # the kernel each rung launches, as ncu's --kernel-name regex
     0: "naive_rows_kernel", 1: "coalesced_kernel", 2: "shared_tiles_kernel", 3: "blocktile_1d_kernel",
     4: "blocktile_2d_kernel", 5: "vectorized_kernel", 6: "warptile_kernel", 7: "pipelined_kernel",
-    8: "pipelined_kernel", "cuBLAS": "gemm",
+    8: "pipelined_kernel", "cuBLAS": "gemm", 9: "wmma_kernel", 10: "mma_sync_kernel", 11: "wgmma_kernel",
+    "cuBLAS-bf16": "gemm|nvjet",
 }  # fmt: skip
 
 
@@ -53,9 +56,11 @@ def child(what: str, size: int) -> None:
     torch.backends.cuda.matmul.allow_tf32 = False
     from matmul import matmul
 
-    a, b = torch.randn(size, size, device="cuda"), torch.randn(size, size, device="cuda")
+    bf16 = what == "cuBLAS-bf16" or (what.isdigit() and int(what) >= 9)
+    dtype = torch.bfloat16 if bf16 else torch.float32
+    a, b = torch.randn(size, size, device="cuda", dtype=dtype), torch.randn(size, size, device="cuda", dtype=dtype)
     for _ in range(2):  # ncu measures the second
-        torch.mm(a, b) if what == "cuBLAS" else matmul(a, b, int(what))
+        torch.mm(a, b) if what.startswith("cuBLAS") else matmul(a, b, int(what))
     torch.cuda.synchronize()
 
 
@@ -111,7 +116,8 @@ def main() -> int:
 
     table = ["| " + " | ".join(columns) + " |", "|" + "---:|" * len(columns)]
     table += ["| " + " | ".join(cell(r.get(c, "—")) for c in columns) + " |" for r in rows]
-    text = f"Nsight Compute, {args.size}³ fp32, --clock-control none\n\n" + "\n".join(table) + "\n"
+    title = f"Nsight Compute, {args.size}³ (rungs 0-8 and cuBLAS fp32, the others bf16), --clock-control none"
+    text = title + "\n\n" + "\n".join(table) + "\n"
     (args.out / "ncu.md").write_text(text)
     print(text)
     return 0

@@ -1,4 +1,4 @@
-"""The compiler's resource report for every kernel of src/matmul_kernels.cu: registers, spills, shared memory.
+"""The compiler's resource report for every kernel of the chapter: registers, spills, shared memory.
 
     python -m matmul.ptxas [--nvcc PATH] [--arch sm_90] [--out build/ptxas-report.txt]      (make ptxas-report)
 
@@ -41,10 +41,21 @@ class KernelResources:
         return self.spill_stores + self.spill_loads
 
 
+# The kernel files, and the targets each is built for: rung 11 (matmul_hopper.cu) for sm_90a only, as the Makefile
+# builds it (None: the --arch given, as torch's build uses TORCH_CUDA_ARCH_LIST).
+SOURCES = {
+    "matmul_kernels.cu": None,
+    "matmul_tensor.cu": None,
+    "matmul_hopper.cu": ["-std=c++17", "-gencode=arch=compute_90a,code=sm_90a"],
+}
+
+
 def compile_report(nvcc: str, arch: str = "sm_90", source: Path | None = None) -> str:
-    """nvcc's -Xptxas -v output for the kernels file (compiled to an object that is thrown away)."""
+    """nvcc's -Xptxas -v output for one kernels file (default: the fp32 ladder's), compiled to an object that is thrown
+    away."""
     source = source or CHAPTER / "src" / "matmul_kernels.cu"
-    command = [nvcc, "-O3", "--use_fast_math", f"-arch={arch}", "-Xptxas", "-v", "-c", str(source), "-o", "/dev/null"]
+    targets = SOURCES.get(source.name) or [f"-arch={arch}"]
+    command = [nvcc, "-O3", "--use_fast_math", *targets, "-Xptxas", "-v", "-c", str(source), "-o", "/dev/null"]
     command += ["-I", str(COMMON_INCLUDE), "-I", str(CHAPTER / "src")]
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
@@ -104,7 +115,8 @@ def main() -> int:
     parser.add_argument("--arch", default="sm_90")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
-    text = table(parse(compile_report(args.nvcc, args.arch)))
+    kernels = [k for name in SOURCES for k in parse(compile_report(args.nvcc, args.arch, CHAPTER / "src" / name))]
+    text = table(kernels)
     print(text)
     if args.out:
         args.out.write_text(text + "\n")

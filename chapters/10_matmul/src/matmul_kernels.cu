@@ -50,7 +50,8 @@
  * above the default 48 KB) and the occupancy API, and every launch is checked.
  *
  * float64 runs rungs 0-4 (templated on the element type). The dispatcher matmul_cuda switches on the dtype, then on
- * the rung, and returns cudaErrorInvalidValue for a pair it does not know.
+ * the rung, and returns cudaErrorInvalidValue for a pair it does not know. float16 and bfloat16 go to the tensor-core
+ * rungs 9-11 (matmul_tensor.cu, matmul_hopper.cu: part 2 of the chapter).
  */
 #include <cuda_runtime.h>
 #include <limits.h>
@@ -999,8 +1000,8 @@ extern "C" cudaError_t matmul_cuda(int rung, course_dtype dtype, int64_t M, int6
             return launch_fp32(rung, p, workspace, workspace_bytes, stream);
         case COURSE_FLOAT64:
             return launch_generic_rung<double>(rung, p, stream);
-        default: /* part 2: the tensor-core rungs for float16 and bfloat16 go here */
-            return cudaErrorInvalidValue;
+        default: /* float16, bfloat16: part 2, the tensor-core rungs 9-11 (matmul_tensor.cu) */
+            return matmul_tensor_cuda(rung, dtype, M, N, K, a, b, c, ldc, stream);
     }
 }
 

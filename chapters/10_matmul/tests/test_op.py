@@ -81,10 +81,14 @@ def test_out_with_a_row_stride_writes_only_its_columns(device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_bad_inputs_name_the_problem(device):
     a = torch.randn(4, 3, device=device)
-    with pytest.raises(TypeError, match="a has dtype int64, but only float32, float64 are supported"):
+    with pytest.raises(
+        TypeError, match="a has dtype int64, but only float32, float64, float16, bfloat16 are supported"
+    ):
         matmul(torch.ones(4, 3, dtype=torch.int64, device=device), a.t())
-    with pytest.raises(TypeError, match="b has dtype float16"):
-        matmul(a, torch.randn(3, 2, device=device).half())
+    with pytest.raises(TypeError, match="b has dtype int32"):
+        matmul(a, torch.ones(3, 2, device=device, dtype=torch.int32))
+    with pytest.raises(TypeError, match="a and b must have the same dtype"):
+        matmul(a.bfloat16(), torch.randn(3, 2, device=device).half())
     with pytest.raises(TypeError, match="a and b must have the same dtype"):
         matmul(a, torch.randn(3, 2, device=device, dtype=torch.float64))
     with pytest.raises(ValueError, match=r"inner dimension K\), but a has shape \(4, 3\) and b has shape \(4, 2\)"):
@@ -94,9 +98,13 @@ def test_bad_inputs_name_the_problem(device):
     with pytest.raises(ValueError, match=r"b must have 2 dimensions, but has shape \(3,\)"):
         matmul(a, torch.randn(3, device=device))
     with pytest.raises(ValueError, match="rung must be -1"):
-        matmul(a, a.t(), rung=9)
+        matmul(a, a.t(), rung=12)
     with pytest.raises(ValueError, match="rung 5 has no float64 kernel"):
         matmul(a.double(), a.t().double(), rung=5)
+    with pytest.raises(ValueError, match="rung 9 has no float32 kernel: float32 runs rungs 0-8"):
+        matmul(a, a.t(), rung=9)
+    with pytest.raises(ValueError, match="rung 3 has no bfloat16 kernel: .* float16 and bfloat16 rungs 9-11"):
+        matmul(a.bfloat16(), a.t().bfloat16(), rung=3)
     with pytest.raises(ValueError, match=r"out must have shape \(4, 4\)"):
         matmul_out(a, a.t(), torch.empty(4, 5, device=device))
     with pytest.raises(ValueError, match="out's rows must be contiguous"):
@@ -117,8 +125,10 @@ def test_fake_implementation_checks_the_same():
     assert matmul(a, b).shape == (4, 2)
     with pytest.raises(ValueError, match="inner dimension K"):
         matmul(a, torch.empty(4, 2, device="meta"))
-    with pytest.raises(TypeError, match="b has dtype float16"):
-        matmul(a, b.half())
+    with pytest.raises(TypeError, match="b has dtype int32"):
+        matmul(a, b.to(torch.int32))
+    with pytest.raises(ValueError, match="rung 3 has no bfloat16 kernel"):
+        matmul(a.bfloat16(), b.bfloat16(), 3)
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -1,0 +1,394 @@
+/*
+ * matmul_hopper.cu — rung 11: C = A·B in bf16/fp16 on Hopper's tensor cores, the way Hopper wants to be fed.
+ *
+ * What changed from rung 10 (matmul_tensor.cu), four things, all new in Hopper (compute capability 9.0):
+ *   - wgmma: one instruction for a WARPGROUP (4 warps, 128 threads) multiplies a 64×256 tile of A·B over k = 16
+ *     (m64n256k16). Its operands come straight from shared memory, described by 64-bit "matrix descriptors"
+ *     (address, strides, swizzle mode): no ldmatrix, no fragments in registers for A and B. It is asynchronous: a
+ *     warpgroup issues several, commits them as a group and waits for the group (wgmma.commit_group/wait_group).
+ *   - TMA (the tensor memory accelerator): ONE thread asks the copy engine for a whole 2-D box of a matrix
+ *     (cp.async.bulk.tensor.2d), described by a tensor map made on the host with cuTensorMapEncodeTiled. The engine
+ *     computes the addresses, fills with zeros what lies outside the matrix (the tails of M, N and K), and writes
+ *     the box into shared memory already swizzled the way wgmma reads it (128-byte swizzle on both sides).
+ *   - mbarrier: a barrier object in shared memory that counts arrivals AND bytes. The copy engine "arrives" with
+ *     the bytes it wrote (complete_tx); a waiting thread polls the barrier's phase bit. A ring of STAGES buffers has
+ *     two per stage: full[s] (the copy landed) and empty[s] (both consumers are done with it).
+ *   - warp specialisation: warpgroup 0 is the PRODUCER (one thread issues the copies; the warpgroup gives its
+ *     registers back with setmaxnreg.dec), warpgroups 1 and 2 are CONSUMERS (each takes 240 registers with
+ *     setmaxnreg.inc: 128 fp32 accumulators for its 64×256 half of the block's 128×256 tile).
+ * Not done (where the last 10 % lives; README.md, part 2): a persistent grid whose epilogue overlaps the next
+ * tile's loads, thread-block clusters with TMA multicast, stores through shared memory and TMA.
+ *
+ * Layouts. A (M×K, row-major) is K-major: a 128×64 box is 128 rows of 128 bytes, swizzled in 1024-byte atoms of
+ * 8 rows (descriptor: SBO = 1024 bytes between 8-row groups; k-steps of 16 elements move the start by 32 bytes).
+ * B (K×N, row-major) is MN-major ("transposed" for wgmma, tnspB = 1): the 64×256 tile is 4 boxes of 64 k-rows × 64
+ * columns (128 bytes); descriptor LBO = 8192 bytes between the 64-column boxes, SBO = 1024 bytes between 8-row
+ * groups of k; a k-step of 16 rows moves the start by 2048 bytes. These numbers follow CUTLASS's make_gmma_desc
+ * (cute/atom/mma_traits_sm90_gmma.hpp, canonical layouts K-major and MN-major for SW128).
+ * Requirements (matmul_tma_compatible, checked by the dispatcher): column stride 1, row strides multiples of 16
+ * bytes, 16-byte aligned addresses. Other operands run rung 10.
+ *
+ * Built for sm_90a alone (Makefile: -gencode=arch=compute_90a,code=sm_90a): wgmma and setmaxnreg exist only there.
+ * The kernel's body is inside #if defined(__CUDA_ARCH_FEAT_SM90_ALL), so any other target compiles an empty kernel
+ * (and the dispatcher never launches it: matmul_tensor_rung asks for compute capability 9.0).
+ * No libcuda at link time: cuTensorMapEncodeTiled comes from the driver through the runtime
+ * (cudaGetDriverEntryPointByVersion), so the extension builds on a machine with no driver.
+ */
+#include <cuda.h> /* CUtensorMap and its enums only: the function comes through the runtime */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <cudaTypedefs.h> /* PFN_cuTensorMapEncodeTiled */
+#include <stdint.h>
+
+#include <type_traits>
+
+#include "course_check.h"
+#include "matmul.h"
+
+namespace {
+
+constexpr int kBM = 128, kBN = 256, kBK = 64; /* block tile; BK = 64 elements = 128 bytes: one swizzle row */
+constexpr int kStages = 4;                    /* 4 × 48 KB of tiles in flight */
+constexpr int kConsumers = 2;                 /* consumer warpgroups, 64 rows of the block tile each */
+constexpr int kThreads = 128 * (1 + kConsumers);
+constexpr int kBoxN = 64; /* B's box: 64 columns (128 bytes) × kBK rows */
+constexpr int kTileABytes = kBM * kBK * 2, kTileBBytes = kBN * kBK * 2;
+constexpr int kStageBytes = kTileABytes + kTileBBytes;        /* 48 KB */
+constexpr size_t kSharedBytes = (size_t)kStages * kStageBytes /* tiles */
+                                + 2 * kStages * 8             /* full[], empty[] mbarriers */
+                                + 1024;                       /* room to align the tiles to 1024 bytes */
+constexpr int kGroupM = 8; /* blocks go down 8 tile rows before moving right (L2 reuse, as rungs 7-10) */
+
+template <typename T>
+struct Element;
+template <>
+struct Element<__nv_bfloat16> {
+    static constexpr CUtensorMapDataType kTmaType = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+};
+template <>
+struct Element<__half> {
+    static constexpr CUtensorMapDataType kTmaType = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+};
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+/* ---- mbarrier ----------------------------------------------------------------------------------------------- */
+__device__ __forceinline__ void mbarrier_init(uint32_t bar, uint32_t count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+/* One arrival that also tells the barrier to expect `bytes` more bytes from the copy engine in this phase. */
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbarrier_arrive(uint32_t bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+/* Waits until the phase with parity `parity` has completed (the barrier's phase bit has moved past it). A phase that
+ * never completes (a byte count that does not match what TMA delivers, a wrong parity) would hang the GPU: after 10 s
+ * of waiting (a whole 8192³ product takes ~2 ms) the thread traps, so the launch fails with an error instead. */
+__device__ __forceinline__ uint64_t global_ns() {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+__device__ __forceinline__ void mbarrier_wait(uint32_t bar, uint32_t parity) {
+    uint64_t start = 0;
+    for (uint32_t tries = 0;; ++tries) {
+        uint32_t done;
+        asm volatile(
+            "{\n"
+            ".reg .pred p;\n"
+            "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+            "selp.u32 %0, 1, 0, p;\n"
+            "}\n"
+            : "=r"(done)
+            : "r"(bar), "r"(parity)
+            : "memory");
+        if (done) return;
+        if (tries == 0) {
+            start = global_ns();
+        } else if (global_ns() - start > 10000000000ull) {
+            __trap();
+        }
+    }
+}
+
+/* ---- TMA: one thread copies a 2-D box; the barrier counts its bytes ------------------------------------------ */
+__device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap *map, int inner, int outer, uint32_t bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
+            dst),
+        "l"((uint64_t)map), "r"(inner), "r"(outer), "r"(bar)
+        : "memory");
+}
+
+/* ---- wgmma --------------------------------------------------------------------------------------------------- */
+/* A shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"): bits 0-13 start address >> 4, 16-29 the
+ * leading-dimension byte offset >> 4, 32-45 the stride-dimension byte offset >> 4, 49-51 base offset (0: our tiles
+ * start on 1024-byte boundaries), 62-63 the swizzle mode (1 = 128-byte swizzle). */
+__device__ __forceinline__ uint64_t descriptor(uint32_t address, uint32_t leading_bytes, uint32_t stride_bytes) {
+    return (uint64_t)((address & 0x3FFFF) >> 4) | (uint64_t)((leading_bytes & 0x3FFFF) >> 4) << 16 |
+           (uint64_t)((stride_bytes & 0x3FFFF) >> 4) << 32 | (uint64_t)1 << 62;
+}
+
+__device__ __forceinline__ void wgmma_fence() {
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_commit() {
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void wgmma_wait_all() {
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+}
+
+/* The 128 fp32 accumulators of m64n256: d[j][0..7] for columns 16j..16j+15 (see the epilogue for which is where). */
+#define WGMMA_D_REGISTERS                                                                          \
+    "{"                                                                                            \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                       \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "             \
+    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "             \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "             \
+    "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "             \
+    "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "             \
+    "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+    "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}"
+
+#define WGMMA_D_OPERANDS                                                                                             \
+    "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[0][4]), "+f"(d[0][5]), "+f"(d[0][6]),         \
+        "+f"(d[0][7]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[1][4]), "+f"(d[1][5]),     \
+        "+f"(d[1][6]), "+f"(d[1][7]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[2][4]),     \
+        "+f"(d[2][5]), "+f"(d[2][6]), "+f"(d[2][7]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),     \
+        "+f"(d[3][4]), "+f"(d[3][5]), "+f"(d[3][6]), "+f"(d[3][7]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]),     \
+        "+f"(d[4][3]), "+f"(d[4][4]), "+f"(d[4][5]), "+f"(d[4][6]), "+f"(d[4][7]), "+f"(d[5][0]), "+f"(d[5][1]),     \
+        "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[5][4]), "+f"(d[5][5]), "+f"(d[5][6]), "+f"(d[5][7]), "+f"(d[6][0]),     \
+        "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[6][4]), "+f"(d[6][5]), "+f"(d[6][6]), "+f"(d[6][7]),     \
+        "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[7][4]), "+f"(d[7][5]), "+f"(d[7][6]),     \
+        "+f"(d[7][7]), "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]), "+f"(d[8][4]), "+f"(d[8][5]),     \
+        "+f"(d[8][6]), "+f"(d[8][7]), "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]), "+f"(d[9][4]),     \
+        "+f"(d[9][5]), "+f"(d[9][6]), "+f"(d[9][7]), "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]), \
+        "+f"(d[10][4]), "+f"(d[10][5]), "+f"(d[10][6]), "+f"(d[10][7]), "+f"(d[11][0]), "+f"(d[11][1]),              \
+        "+f"(d[11][2]), "+f"(d[11][3]), "+f"(d[11][4]), "+f"(d[11][5]), "+f"(d[11][6]), "+f"(d[11][7]),              \
+        "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]), "+f"(d[12][4]), "+f"(d[12][5]),              \
+        "+f"(d[12][6]), "+f"(d[12][7]), "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]),              \
+        "+f"(d[13][4]), "+f"(d[13][5]), "+f"(d[13][6]), "+f"(d[13][7]), "+f"(d[14][0]), "+f"(d[14][1]),              \
+        "+f"(d[14][2]), "+f"(d[14][3]), "+f"(d[14][4]), "+f"(d[14][5]), "+f"(d[14][6]), "+f"(d[14][7]),              \
+        "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3]), "+f"(d[15][4]), "+f"(d[15][5]),              \
+        "+f"(d[15][6]), "+f"(d[15][7])
+
+/* D += A·B over k = 16: A K-major (tnspA = 0), B MN-major (tnspB = 1); scale-d = 1 (accumulate), scales of A, B 1. */
+template <typename T>
+__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[16][8], uint64_t desc_a, uint64_t desc_b) {
+    if constexpr (std::is_same<T, __nv_bfloat16>::value) {
+        asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 " WGMMA_D_REGISTERS
+                     ", %128, %129, 1, 1, 1, 0, 1;"
+                     : WGMMA_D_OPERANDS
+                     : "l"(desc_a), "l"(desc_b));
+    } else {
+        asm volatile("wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 " WGMMA_D_REGISTERS
+                     ", %128, %129, 1, 1, 1, 0, 1;"
+                     : WGMMA_D_OPERANDS
+                     : "l"(desc_a), "l"(desc_b));
+    }
+}
+#endif /* __CUDA_ARCH_FEAT_SM90_ALL */
+
+/* A float rounded to T. Explicit: torch's build defines __CUDA_NO_HALF_CONVERSIONS__ and friends. */
+template <typename T>
+__device__ __forceinline__ T from_float(float x) {
+    if constexpr (std::is_same<T, __nv_bfloat16>::value) {
+        return __float2bfloat16_rn(x);
+    } else {
+        return __float2half_rn(x);
+    }
+}
+
+/* Stores two neighbouring outputs of a row, (row, col) and (row, col + 1), converted to T, each only inside C. */
+template <typename T>
+__device__ __forceinline__ void store_pair(T *c, int64_t ldc, int64_t M, int64_t N, int64_t row, int64_t col, float x,
+                                           float y, bool paired) {
+    if (row >= M || col >= N) return;
+    T *p = c + row * ldc + col;
+    if (paired && col + 1 < N) {
+        if constexpr (std::is_same<T, __nv_bfloat16>::value) {
+            *reinterpret_cast<__nv_bfloat162 *>(p) = __floats2bfloat162_rn(x, y);
+        } else {
+            *reinterpret_cast<__half2 *>(p) = __floats2half2_rn(x, y);
+        }
+        return;
+    }
+    p[0] = from_float<T>(x);
+    if (col + 1 < N) p[1] = from_float<T>(y);
+}
+
+/* One block computes a 128×256 tile of C: warpgroup 0 loads, warpgroups 1 and 2 multiply (rows 0-63, 64-127). */
+template <typename T>
+__global__ void __launch_bounds__(kThreads, 1)
+    wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, T *c,
+                 int64_t ldc, int M, int N, int k_tiles, int tiles_m, int tiles_n, int paired) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ uint8_t shared_raw[];
+    /* The 128-byte swizzle repeats every 1024 bytes, and the descriptors assume tiles start on such a boundary. */
+    const uint32_t raw = (uint32_t)__cvta_generic_to_shared(shared_raw);
+    const uint32_t tiles = (raw + 1023u) & ~1023u;
+    const uint32_t tiles_a = tiles, tiles_b = tiles + kStages * kTileABytes;
+    const uint32_t bars = tiles + kStages * kStageBytes; /* full[s] at bars + 8s, empty[s] at bars + 8(kStages + s) */
+
+    /* Block → tile, grouped: kGroupM tile rows at a time. */
+    const int block = blockIdx.x, per_group = kGroupM * tiles_n, group = block / per_group;
+    const int first_m = group * kGroupM, group_rows = min(tiles_m - first_m, kGroupM);
+    const int tile_m = first_m + (block % per_group) % group_rows, tile_n = (block % per_group) / group_rows;
+    const int m0 = tile_m * kBM, n0 = tile_n * kBN;
+
+    const int warpgroup = threadIdx.x / 128, thread = threadIdx.x % 128;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < kStages; ++s) {
+            mbarrier_init(bars + 8 * s, 1);                            /* the producer's arrive.expect_tx */
+            mbarrier_init(bars + 8 * (kStages + s), kConsumers * 128); /* every consumer thread */
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); /* the inits, visible to the copy engine */
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    }
+    __syncthreads();
+
+    if (warpgroup == 0) {
+        /* PRODUCER. Fewer registers for this warpgroup, more for the consumers (setmaxnreg works on whole warpgroups,
+         * so every thread of it executes this; then thread 0 alone issues the copies). */
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 24;");
+        if (thread == 0) {
+            /* B's boxes that start inside the matrix (at the right edge fewer than 4; the columns of the others
+             * only feed outputs past N, which are not stored, so their stale shared memory is harmless). */
+            const int boxes_b = min(kBN / kBoxN, (N - n0 + kBoxN - 1) / kBoxN);
+            const uint32_t bytes = kTileABytes + boxes_b * (kBK * kBoxN * 2);
+            for (int kt = 0; kt < k_tiles; ++kt) {
+                const int s = kt % kStages;
+                /* The stage was used by round kt/kStages - 1: wait until both consumers released it. */
+                if (kt >= kStages) mbarrier_wait(bars + 8 * (kStages + s), ((kt / kStages) - 1) & 1);
+                const uint32_t full = bars + 8 * s;
+                /* Whole boxes' bytes, also where a box hangs over the matrix's edge: TMA writes those zeros too. */
+                mbarrier_arrive_expect_tx(full, bytes);
+                tma_load_2d(tiles_a + s * kTileABytes, &map_a, kt * kBK, m0, full); /* {k, m} */
+                for (int j = 0; j < boxes_b; ++j) {
+                    tma_load_2d(tiles_b + s * kTileBBytes + j * (kBK * kBoxN * 2), &map_b, n0 + j * kBoxN, kt * kBK,
+                                full); /* {n, k} */
+                }
+            }
+        }
+    } else {
+        /* CONSUMERS: warpgroup w (1 or 2) computes rows 64(w-1) .. 64(w-1)+63 of the block's tile. */
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 240;");
+        const int half = warpgroup - 1;
+        float d[16][8];
+#pragma unroll
+        for (int j = 0; j < 16; ++j) {
+#pragma unroll
+            for (int e = 0; e < 8; ++e) d[j][e] = 0.0f;
+        }
+        for (int kt = 0; kt < k_tiles; ++kt) {
+            const int s = kt % kStages;
+            mbarrier_wait(bars + 8 * s, (kt / kStages) & 1);
+            const uint32_t a = tiles_a + s * kTileABytes + half * (64 * kBK * 2); /* this warpgroup's 64 rows */
+            const uint32_t b = tiles_b + s * kTileBBytes;
+            wgmma_fence(); /* the accumulators were written by ordinary instructions (the zeros, earlier rounds) */
+#pragma unroll
+            for (int kk = 0; kk < kBK / 16; ++kk) {
+                /* A: K-major, 16 elements further along k = 32 bytes further along the (swizzled) row.
+                 * B: MN-major, 16 rows further along k = 16 × 128 bytes. */
+                const uint64_t desc_a = descriptor(a + kk * 32, 16, 1024);
+                const uint64_t desc_b = descriptor(b + kk * 16 * 128, kBK * kBoxN * 2, 1024);
+                wgmma_m64n256k16<T>(d, desc_a, desc_b);
+            }
+            wgmma_commit();
+            wgmma_wait_all(); /* this stage's shared memory is read: release it to the producer */
+            mbarrier_arrive(bars + 8 * (kStages + s));
+        }
+        /* Epilogue: thread t of warp w holds, for each 16 columns j, rows 16w + t/4 and +8, columns 2(t%4), +1, +8,
+         * +9 (the m64nNk16 accumulator layout; the lesson draws mma.sync's, the same per warp). */
+        const int warp = thread / 32, lane = thread % 32;
+        const int64_t row = (int64_t)m0 + half * 64 + warp * 16 + lane / 4;
+#pragma unroll
+        for (int j = 0; j < 16; ++j) {
+            const int64_t col = (int64_t)n0 + 16 * j + 2 * (lane % 4);
+            store_pair<T>(c, ldc, M, N, row, col, d[j][0], d[j][1], paired);
+            store_pair<T>(c, ldc, M, N, row + 8, col, d[j][2], d[j][3], paired);
+            store_pair<T>(c, ldc, M, N, row, col + 8, d[j][4], d[j][5], paired);
+            store_pair<T>(c, ldc, M, N, row + 8, col + 8, d[j][6], d[j][7], paired);
+        }
+    }
+#endif /* __CUDA_ARCH_FEAT_SM90_ALL */
+}
+
+/* cuTensorMapEncodeTiled, from the driver through the runtime (nothing links libcuda), looked up once. */
+cudaError_t tensor_map_encoder(PFN_cuTensorMapEncodeTiled_v12000 *encode) {
+    static PFN_cuTensorMapEncodeTiled_v12000 found = nullptr;
+    if (found == nullptr) {
+        void *function = nullptr;
+        cudaDriverEntryPointQueryResult status = cudaDriverEntryPointSymbolNotFound;
+        CUDA_RETURN_IF_ERROR(
+            cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &function, 12000, cudaEnableDefault, &status));
+        if (status != cudaDriverEntryPointSuccess || function == nullptr) return cudaErrorNotSupported;
+        found = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(function);
+    }
+    *encode = found;
+    return cudaSuccess;
+}
+
+/* A row-major rows×cols matrix (row stride ld elements) as TMA sees it: dimension 0 is the columns (contiguous),
+ * dimension 1 the rows; boxes of box_cols × box_rows, swizzled by 128 bytes; zeros outside the matrix. */
+cudaError_t make_map(CUtensorMap *map, CUtensorMapDataType type, const void *data, int64_t rows, int64_t cols,
+                     int64_t ld, uint32_t box_cols, uint32_t box_rows) {
+    PFN_cuTensorMapEncodeTiled_v12000 encode = nullptr;
+    CUDA_RETURN_IF_ERROR(tensor_map_encoder(&encode));
+    const cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows};
+    const cuuint64_t strides[1] = {(cuuint64_t)(rows > 1 ? ld : cols) * 2}; /* bytes, of dimension 1 */
+    const cuuint32_t box[2] = {box_cols, box_rows};
+    const cuuint32_t element_strides[2] = {1, 1};
+    const CUresult result = encode(map, type, 2, const_cast<void *>(data), dims, strides, box, element_strides,
+                                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    return result == CUDA_SUCCESS ? cudaSuccess : cudaErrorNotSupported;
+}
+
+template <typename T>
+cudaError_t launch_wgmma(int64_t M, int64_t N, int64_t K, matmul_operand a, matmul_operand b, void *c, int64_t ldc,
+                         cudaStream_t stream) {
+    CUtensorMap map_a, map_b;
+    CUDA_RETURN_IF_ERROR(make_map(&map_a, Element<T>::kTmaType, a.data, M, K, a.row_stride, kBK, kBM));
+    CUDA_RETURN_IF_ERROR(make_map(&map_b, Element<T>::kTmaType, b.data, K, N, b.row_stride, kBoxN, kBK));
+    const auto kernel = wgmma_kernel<T>;
+    CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSharedBytes));
+    const int64_t tiles_m = (M + kBM - 1) / kBM, tiles_n = (N + kBN - 1) / kBN, k_tiles = (K + kBK - 1) / kBK;
+    int device = 0, most_blocks = 0;
+    CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
+    CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&most_blocks, cudaDevAttrMaxGridDimX, device));
+    if (tiles_m * tiles_n > most_blocks || M > INT32_MAX || N > INT32_MAX || k_tiles > INT32_MAX)
+        return cudaErrorInvalidConfiguration;
+    const int paired = ldc % 2 == 0 && reinterpret_cast<uintptr_t>(c) % 4 == 0;
+    kernel<<<(unsigned int)(tiles_m * tiles_n), kThreads, kSharedBytes, stream>>>(
+        map_a, map_b, static_cast<T *>(c), ldc, (int)M, (int)N, (int)k_tiles, (int)tiles_m, (int)tiles_n, paired);
+    return cudaGetLastError();
+}
+
+}  // namespace
+
+extern "C" int matmul_tma_compatible(int64_t M, int64_t N, int64_t K, matmul_operand a, matmul_operand b) {
+    const auto aligned = [](const void *p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+    /* A matrix with one row has no row stride to speak of: TMA gets its row length instead (make_map). */
+    const auto rows_ok = [](int64_t rows, int64_t cols, int64_t ld) {
+        return rows == 1 ? cols % 8 == 0 : ld % 8 == 0 && ld >= cols;
+    };
+    return M >= 1 && N >= 1 && K >= 1 && a.col_stride == 1 && b.col_stride == 1 && rows_ok(M, K, a.row_stride) &&
+           rows_ok(K, N, b.row_stride) && aligned(a.data) && aligned(b.data) && (uint64_t)K * 2 < ((uint64_t)1 << 40);
+}
+
+extern "C" cudaError_t matmul_wgmma_cuda(course_dtype dtype, int64_t M, int64_t N, int64_t K, matmul_operand a,
+                                         matmul_operand b, void *c, int64_t ldc, cudaStream_t stream) {
+    if (!matmul_tma_compatible(M, N, K, a, b) || (M > 1 && ldc < N)) return cudaErrorInvalidValue;
+    switch (dtype) {
+        case COURSE_BFLOAT16:
+            return launch_wgmma<__nv_bfloat16>(M, N, K, a, b, c, ldc, stream);
+        case COURSE_FLOAT16:
+            return launch_wgmma<__half>(M, N, K, a, b, c, ldc, stream);
+        default:
+            return cudaErrorInvalidValue;
+    }
+}
