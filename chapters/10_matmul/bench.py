@@ -156,7 +156,14 @@ def measure(shape, compiled, rungs, rounds=ROUNDS, triton=True) -> dict[str, dic
     return results
 
 
-def plot_tflops(rows: list[dict], out: Path) -> Path:
+def plot_tflops(
+    rows: list[dict],
+    out: Path,
+    name: str = "matmul_tflops.png",
+    ylabel: str = "TFLOP/s (fp32)",
+    title: str = "C = A·B, fp32, per rung",
+) -> Path:
+    """Bars of TFLOP/s: one group per method, one bar per size (part 1's fp32 table, part 2's tensor-core table)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -173,12 +180,12 @@ def plot_tflops(rows: list[dict], out: Path) -> Path:
     ax.set_xticklabels(
         [m.replace(" (autotuned, ieee)", "").replace(" max-autotune", "") for m in methods], rotation=30, ha="right"
     )
-    ax.set_ylabel("TFLOP/s (fp32)")
-    ax.set_title(f"C = A·B, fp32, per rung — {environment_line()}", fontsize=8)
+    ax.set_ylabel(ylabel)
+    ax.set_title(f"{title} — {environment_line()}", fontsize=8)
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    path = out / "matmul_tflops.png"
+    path = out / name
     fig.savefig(path, dpi=90)
     plt.close(fig)
     return path
@@ -493,29 +500,13 @@ def tensor_goals(at_size: dict, kernels: dict) -> Goals:
 
 
 def plot_tensor_tflops(rows: list[dict], out: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    sizes = list(dict.fromkeys(r["size"] for r in rows))
-    methods = list(dict.fromkeys(r["method"] for r in rows))
-    fig, ax = plt.subplots(figsize=(12, 5))
-    width = 0.8 / len(sizes)
-    for i, size in enumerate(sizes):
-        values = [next((r["TFLOP/s"] for r in rows if r["size"] == size and r["method"] == m), 0) for m in methods]
-        ax.bar([x + i * width for x in range(len(methods))], values, width, label=size)
-    ax.set_xticks([x + width * (len(sizes) - 1) / 2 for x in range(len(methods))])
-    ax.set_xticklabels([m.replace(" max-autotune", "") for m in methods], rotation=30, ha="right")
-    ax.set_ylabel("TFLOP/s")
-    ax.set_title(f"C = A·B on the tensor cores, bf16 (fp16 where named) — {environment_line()}", fontsize=8)
-    ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = out / "matmul_tensor_tflops.png"
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return plot_tflops(
+        rows,
+        out,
+        name="matmul_tensor_tflops.png",
+        ylabel="TFLOP/s",
+        title="C = A·B on the tensor cores, bf16 (fp16 where named)",
+    )
 
 
 def plot_tensor_roofline(rows: list[dict], copy_gbs: float, shape, out: Path) -> Path:
