@@ -17,11 +17,9 @@
  *           the row) so that ldmatrix's eight rows hit eight different bank groups without padding; a 4-stage ring
  *           of K-tiles filled by cp.async (global → shared, no registers; chunks cut by an edge element by element) so
  *           that the loads of the next three K-tiles are in flight during the arithmetic; one barrier per K-tile.
- *           Block tile 128×256×32, 8 warps of 64×64 (32 mmas per 8 ldmatrix.x4), the fragments double-buffered in
- *           registers (the next k-step's ldmatrix issued before this one's mmas). An operand that cp.async cannot
- *           read 16 bytes at a time (not row-major, a row stride that is not a multiple of 8 elements, a misaligned
- *           address) is loaded by ordinary guarded loads into the same swizzled layout (the kScalar variant):
- *           correct, slower.
+ *           Block tile 128×128×32, 8 warps of 64×32. An operand that cp.async cannot read 16 bytes at a time (not
+ *           row-major, a row stride that is not a multiple of 8 elements, a misaligned address) is loaded by
+ *           ordinary guarded loads into the same swizzled layout (the kScalar variant): correct, slower.
  *   rung 11 matmul_hopper.cu — Hopper's wgmma, fed by TMA, warp-specialised (built for sm_90a only).
  *
  * Which runs (matmul_tensor_rung): rung 11 on compute capability 9.0 when TMA can read the operands, else rung 10;
@@ -175,12 +173,9 @@ __global__ void __launch_bounds__(kWmmaThreads)
 }
 
 /* ---- rung 10: mma.sync, ldmatrix, swizzle, cp.async ring -------------------------------------------------------- */
-constexpr int kBM = 128, kBN = 256, kBK = 32, kStages = 4, kThreads = 256;
-constexpr int kStageElems = kBM * kBK + kBK * kBN;                    /* 24 KB a stage */
-constexpr size_t kMmaSharedBytes = (size_t)kStages * kStageElems * 2; /* 96 KB: above the default 48 KB */
-constexpr int kKSteps = kBK / 16;                                     /* mma k-steps per K-tile */
-static_assert(kKSteps % 2 == 0, "the fragment double buffer hands the next K-tile's first k-step buffer 0");
-static_assert(kBM * kBK / 8 % kThreads == 0 && kBK * kBN / 8 % kThreads == 0, "whole chunks per thread");
+constexpr int kBM = 128, kBN = 128, kBK = 32, kStages = 4, kThreads = 256;
+constexpr int kStageElems = kBM * kBK + kBK * kBN;
+constexpr size_t kMmaSharedBytes = (size_t)kStages * kStageElems * 2; /* 64 KB: above the default 48 KB */
 
 /* Where element (r, k) of A's 128×32 tile lives: rows of 4 chunks of 8 elements (64 bytes); chunk c of row r is
  * stored at chunk c ^ ((r / 2) % 4). ldmatrix reads one chunk from each of 8 consecutive rows: unswizzled, rows r
@@ -188,8 +183,8 @@ static_assert(kBM * kBK / 8 % kThreads == 0 && kBK * kBN / 8 % kThreads == 0, "w
 __device__ __forceinline__ int a_index(int r, int k) {
     return r * kBK + (((k / 8) ^ ((r >> 1) & 3)) * 8) + (k % 8);
 }
-/* Element (k, n) of B's 32×256 tile: rows of 32 chunks (512 bytes), chunk c at c ^ (k % 8). Unswizzled, ldmatrix's
- * 8 rows (512 bytes apart) would all hit the same 4 banks: an 8-way conflict. */
+/* Element (k, n) of B's 32×128 tile: rows of 16 chunks (256 bytes), chunk c at c ^ (k % 8). Unswizzled, ldmatrix's
+ * 8 rows (256 bytes apart) would all hit the same 4 banks: an 8-way conflict. */
 __device__ __forceinline__ int b_index(int k, int n) {
     return k * kBN + (((n / 8) ^ (k & 7)) * 8) + (n % 8);
 }
@@ -226,26 +221,24 @@ __device__ __forceinline__ void copy_chunk(T *dst, const T *src, int valid) {
 template <typename T, bool kAsync>
 __device__ __forceinline__ void load_tile_a(T *As, const MatrixView<T> &a, int64_t m0, int64_t k0) {
 #pragma unroll
-    for (int t = 0; t < kBM * kBK / 8 / kThreads; ++t) {
-        const int q = threadIdx.x + t * kThreads;
+    for (int q = threadIdx.x; q < kBM * kBK / 8; q += kThreads) {
         const int r = q / (kBK / 8), k = (q % (kBK / 8)) * 8;
         const int64_t gm = m0 + r, gk = k0 + k;
         if constexpr (kAsync) {
             const int64_t left = a.cols - gk;
             const int valid = gm < a.rows && left > 0 ? (left < 8 ? (int)left : 8) : 0;
             copy_chunk(As + a_index(r, k), a.data + (valid > 0 ? gm * a.row_stride + gk : 0), valid);
-        } else { /* not unrolled: 8 loads in flight, not 64, beside the accumulators and fragments (no spills) */
-#pragma unroll 1
+        } else {
+#pragma unroll
             for (int e = 0; e < 8; ++e) As[a_index(r, k + e)] = load_or_zero(a, gm, gk + e);
         }
     }
 }
-/* B's K-tile starting at (k0, n0): 32 chunks of 8 along N per row, 32 rows: 1,024 chunks, 4 per thread. */
+/* B's K-tile starting at (k0, n0): 16 chunks of 8 along N per row, 32 rows. */
 template <typename T, bool kAsync>
 __device__ __forceinline__ void load_tile_b(T *Bs, const MatrixView<T> &b, int64_t k0, int64_t n0) {
 #pragma unroll
-    for (int t = 0; t < kBK * kBN / 8 / kThreads; ++t) {
-        const int q = threadIdx.x + t * kThreads;
+    for (int q = threadIdx.x; q < kBK * kBN / 8; q += kThreads) {
         const int k = q / (kBN / 8), n = (q % (kBN / 8)) * 8;
         const int64_t gk = k0 + k, gn = n0 + n;
         if constexpr (kAsync) {
@@ -253,7 +246,7 @@ __device__ __forceinline__ void load_tile_b(T *Bs, const MatrixView<T> &b, int64
             const int valid = gk < b.rows && left > 0 ? (left < 8 ? (int)left : 8) : 0;
             copy_chunk(Bs + b_index(k, n), b.data + (valid > 0 ? gk * b.row_stride + gn : 0), valid);
         } else {
-#pragma unroll 1
+#pragma unroll
             for (int e = 0; e < 8; ++e) Bs[b_index(k, n + e)] = load_or_zero(b, gk, gn + e);
         }
     }
@@ -290,31 +283,9 @@ __device__ __forceinline__ void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[
     }
 }
 
-/* One k-step's operands for a warp: A's four 16×16 fragments (rows warp_m·64 + 16i) and B's eight 16×8 fragments
- * (columns warp_n·64 + 8j), k = kk..kk + 15 of the stage at As, Bs. */
-template <typename T>
-__device__ __forceinline__ void load_fragments(uint32_t (&fa)[4][4], uint32_t (&fb)[4][4], const T *As, const T *Bs,
-                                               int kk, int warp_m, int warp_n, int lane) {
-    /* A: four 8×8 matrices per 16×16 fragment. Lane l gives the address of row l % 16, 8-chunk l / 16: matrices 0-3
-     * = (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15), the order of the mma's
-     * a0..a3. */
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        const int r = warp_m * 64 + i * 16 + lane % 16;
-        ldmatrix_x4(fa[i], As + a_index(r, kk + (lane / 16) * 8));
-    }
-    /* B, transposed on the way: lane l gives k-row kk + l % 16 of the 8 columns 8(l / 16) further: matrices = (k 0-7,
-     * n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15): b0, b1 of two 8-column tiles. */
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-        const int n = warp_n * 64 + j * 16 + (lane / 16) * 8;
-        ldmatrix_x4_trans(fb[j], Bs + b_index(kk + lane % 16, n));
-    }
-}
-
 template <typename T, bool kAsyncA, bool kAsyncB>
-__global__ void __launch_bounds__(kThreads, 1) mma_sync_kernel(MatrixView<T> a, MatrixView<T> b, T *c, int64_t ldc,
-                                                               int64_t tiles_m, int64_t tiles_n, bool paired) {
+__global__ void __launch_bounds__(kThreads) mma_sync_kernel(MatrixView<T> a, MatrixView<T> b, T *c, int64_t ldc,
+                                                            int64_t tiles_m, int64_t tiles_n, bool paired) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     extern __shared__ float4 shared_raw[]; /* float4: 16-byte aligned, as cp.async and ldmatrix need */
     T *stages = reinterpret_cast<T *>(shared_raw);
@@ -323,13 +294,13 @@ __global__ void __launch_bounds__(kThreads, 1) mma_sync_kernel(MatrixView<T> a, 
     grouped_tile<8>(blockIdx.x, tiles_m, tiles_n, &tile_m, &tile_n);
     const int64_t m0 = tile_m * kBM, n0 = tile_n * kBN;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int warp_m = warp / 4, warp_n = warp % 4; /* 2×4 warps, each 64 rows × 64 columns */
+    const int warp_m = warp / 4, warp_n = warp % 4; /* 2×4 warps, each 64 rows × 32 columns */
 
-    float acc[4][8][4]; /* [16-row tile][8-column tile][the mma's 4 outputs per thread] */
+    float acc[4][4][4]; /* [16-row tile][8-column tile][the mma's 4 outputs per thread] */
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {
+        for (int j = 0; j < 4; ++j) {
 #pragma unroll
             for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
         }
@@ -337,7 +308,7 @@ __global__ void __launch_bounds__(kThreads, 1) mma_sync_kernel(MatrixView<T> a, 
 
     const int64_t k_tiles = ceil_div(a.cols, kBK);
     /* Prologue: the first kStages - 1 K-tiles start loading. A group is committed even when empty, so that
-     * "wait until at most kStages - 2 groups are pending" always means "the next K-tile has landed". */
+     * "wait until at most kStages - 2 groups are pending" always means "K-tile kt has landed". */
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) {
         if (s < k_tiles) {
@@ -347,18 +318,9 @@ __global__ void __launch_bounds__(kThreads, 1) mma_sync_kernel(MatrixView<T> a, 
         }
         cp_async_commit();
     }
-    cp_async_wait<kStages - 2>(); /* this thread's copies of K-tile 0 are done */
-    __syncthreads();              /* everyone's are */
-
-    /* The fragments are double-buffered in registers: the ldmatrix of the next k-step is issued before the mmas of
-     * this one, so that its latency hides behind them. fa[s % 2], fb[s % 2] hold k-step s; K-tile 0's first k-step
-     * is loaded here. */
-    uint32_t fa[2][4][4], fb[2][4][4];
-    load_fragments<T>(fa[0], fb[0], stages, stages + kBM * kBK, 0, warp_m, warp_n, lane);
-
     for (int64_t kt = 0; kt < k_tiles; ++kt) {
-        /* K-tile kt + kStages - 1 goes into the stage of K-tile kt - 1, which every warp finished reading before the
-         * barrier at the end of the previous iteration. */
+        cp_async_wait<kStages - 2>(); /* this thread's copies of K-tile kt are done */
+        __syncthreads();              /* everyone's are; and everyone finished K-tile kt - 1, whose stage is reused */
         const int64_t next = kt + kStages - 1;
         if (next < k_tiles) {
             T *stage = stages + (next % kStages) * kStageElems;
@@ -368,28 +330,31 @@ __global__ void __launch_bounds__(kThreads, 1) mma_sync_kernel(MatrixView<T> a, 
         cp_async_commit();
 
         const T *As = stages + (kt % kStages) * kStageElems;
+        const T *Bs = As + kBM * kBK;
 #pragma unroll
-        for (int s = 0; s < kKSteps; ++s) {
-            if (s + 1 < kKSteps) {
-                load_fragments<T>(fa[(s + 1) % 2], fb[(s + 1) % 2], As, As + kBM * kBK, (s + 1) * 16, warp_m, warp_n,
-                                  lane);
-            } else {
-                /* The last k-step: K-tile kt + 1 must have landed (this thread's copies: the wait; everyone's: the
-                 * barrier, after which every warp is also done with K-tile kt's fragments), then its first k-step
-                 * is loaded, into buffer 0 (kKSteps is even), while the mmas below use buffer 1. */
-                cp_async_wait<kStages - 2>();
-                __syncthreads();
-                if (kt + 1 < k_tiles) {
-                    const T *An = stages + ((kt + 1) % kStages) * kStageElems;
-                    load_fragments<T>(fa[0], fb[0], An, An + kBM * kBK, 0, warp_m, warp_n, lane);
-                }
+        for (int kk = 0; kk < kBK; kk += 16) {
+            /* A: four 8×8 matrices per 16×16 fragment. Lane l gives the address of row l % 16, 8-chunk l / 16:
+             * matrices 0-3 = (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15), which
+             * is the order of the mma's a0..a3. */
+            uint32_t fa[4][4];
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const int r = warp_m * 64 + i * 16 + lane % 16;
+                ldmatrix_x4(fa[i], As + a_index(r, kk + (lane / 16) * 8));
+            }
+            /* B, transposed on the way: lane l gives k-row kk + l % 16 of the 8 columns 8(l / 16) further: matrices
+             * = (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15): b0, b1 of two 8-column tiles. */
+            uint32_t fb[2][4];
+#pragma unroll
+            for (int j = 0; j < 2; ++j) {
+                const int n = warp_n * 32 + j * 16 + (lane / 16) * 8;
+                ldmatrix_x4_trans(fb[j], Bs + b_index(kk + lane % 16, n));
             }
 #pragma unroll
             for (int i = 0; i < 4; ++i) {
 #pragma unroll
-                for (int j = 0; j < 8; ++j)
-                    mma_m16n8k16<T>(acc[i][j], fa[s % 2][i], fb[s % 2][j / 2][2 * (j % 2)],
-                                    fb[s % 2][j / 2][2 * (j % 2) + 1]);
+                for (int j = 0; j < 4; ++j)
+                    mma_m16n8k16<T>(acc[i][j], fa[i], fb[j / 2][2 * (j % 2)], fb[j / 2][2 * (j % 2) + 1]);
             }
         }
     }
@@ -400,8 +365,8 @@ __global__ void __launch_bounds__(kThreads, 1) mma_sync_kernel(MatrixView<T> a, 
     for (int i = 0; i < 4; ++i) {
         const int64_t row = m0 + warp_m * 64 + i * 16 + lane / 4;
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {
-            const int64_t col = n0 + warp_n * 64 + j * 8 + 2 * (lane % 4);
+        for (int j = 0; j < 4; ++j) {
+            const int64_t col = n0 + warp_n * 32 + j * 8 + 2 * (lane % 4);
             store_pair<T>(c, ldc, a.rows, b.cols, row, col, acc[i][j][0], acc[i][j][1], paired);
             store_pair<T>(c, ldc, a.rows, b.cols, row + 8, col, acc[i][j][2], acc[i][j][3], paired);
         }

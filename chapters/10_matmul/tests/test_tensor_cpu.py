@@ -64,8 +64,8 @@ def test_fake_implementation_takes_bf16():
 
 # ---- rung 10's shared-memory addressing, emulated: the swizzled tiles, the lanes' ldmatrix addresses, and what
 # ldmatrix hands each lane, against the mma's fragment layout (matmul.plots.fragment_owners, from the PTX ISA).
-# The two index functions and the lane formulas mirror src/matmul_tensor.cu (a_index, b_index, load_fragments).
-BM, BN, BK = 128, 256, 32
+# The two index functions and the lane formulas mirror src/matmul_tensor.cu (a_index, b_index, mma_sync_kernel).
+BM, BN, BK = 128, 128, 32
 
 
 def a_index(r: int, k: int) -> int:
@@ -119,15 +119,15 @@ def test_rung_10_ldmatrix_hands_each_lane_its_mma_fragment():
                     for col in range(16):
                         lane, reg = owners_a[row][col]
                         assert ("A", warp_m * 64 + i * 16 + row, kk + col) in got[lane][reg]
-            for j in range(4):  # B: four pairs of 8-column tiles per warp (64 columns), transposed by ldmatrix
-                addresses = [b_index(kk + lane % 16, warp_n * 64 + j * 16 + (lane // 16) * 8) for lane in range(32)]
+            for j in range(2):  # B: two pairs of 8-column tiles per warp, transposed by ldmatrix
+                addresses = [b_index(kk + lane % 16, warp_n * 32 + j * 16 + (lane // 16) * 8) for lane in range(32)]
                 assert conflict_free(addresses)
                 got = ldmatrix_x4(smem_b, addresses, trans=True)
                 for half in range(2):  # the kernel's fb[j][2·half], fb[j][2·half + 1] = b0, b1 of tile 2j + half
                     for k in range(16):
                         for n in range(8):
                             lane, reg = owners_b[k][n]
-                            element = ("B", kk + k, warp_n * 64 + (2 * j + half) * 8 + n)
+                            element = ("B", kk + k, warp_n * 32 + (2 * j + half) * 8 + n)
                             assert element in got[lane][2 * half + reg]
 
 
