@@ -45,6 +45,7 @@
 
 #include "course_check.h"
 #include "matmul.h"
+#include "matmul_store.cuh"
 
 namespace {
 
@@ -191,34 +192,6 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[16][8], uint64_t des
     }
 }
 #endif /* __CUDA_ARCH_FEAT_SM90_ALL */
-
-/* A float rounded to T. Explicit: torch's build defines __CUDA_NO_HALF_CONVERSIONS__ and friends. */
-template <typename T>
-__device__ __forceinline__ T from_float(float x) {
-    if constexpr (std::is_same<T, __nv_bfloat16>::value) {
-        return __float2bfloat16_rn(x);
-    } else {
-        return __float2half_rn(x);
-    }
-}
-
-/* Stores two neighbouring outputs of a row, (row, col) and (row, col + 1), converted to T, each only inside C. */
-template <typename T>
-__device__ __forceinline__ void store_pair(T *c, int64_t ldc, int64_t M, int64_t N, int64_t row, int64_t col, float x,
-                                           float y, bool paired) {
-    if (row >= M || col >= N) return;
-    T *p = c + row * ldc + col;
-    if (paired && col + 1 < N) {
-        if constexpr (std::is_same<T, __nv_bfloat16>::value) {
-            *reinterpret_cast<__nv_bfloat162 *>(p) = __floats2bfloat162_rn(x, y);
-        } else {
-            *reinterpret_cast<__half2 *>(p) = __floats2half2_rn(x, y);
-        }
-        return;
-    }
-    p[0] = from_float<T>(x);
-    if (col + 1 < N) p[1] = from_float<T>(y);
-}
 
 /* One block computes a 128×256 tile of C: warpgroup 0 loads, warpgroups 1 and 2 multiply (rows 0-63, 64-127). */
 template <typename T>

@@ -35,6 +35,7 @@
 
 #include "course_check.h"
 #include "matmul.h"
+#include "matmul_store.cuh"
 #include "matmul_view.cuh"
 
 namespace {
@@ -54,16 +55,6 @@ __device__ __forceinline__ void grouped_tile(int64_t block, int64_t tiles_m, int
     *tile_n = (block % per_group) / rows;
 }
 
-/* A float rounded to T. Explicit: torch's build defines __CUDA_NO_HALF_CONVERSIONS__ and friends. */
-template <typename T>
-__device__ __forceinline__ T from_float(float x) {
-    if constexpr (std::is_same<T, __nv_bfloat16>::value) {
-        return __float2bfloat16_rn(x);
-    } else {
-        return __float2half_rn(x);
-    }
-}
-
 template <typename T>
 __device__ __forceinline__ T zero_of() {
     return from_float<T>(0.0f);
@@ -73,24 +64,6 @@ __device__ __forceinline__ T zero_of() {
 template <typename T>
 __device__ __forceinline__ T load_or_zero(const MatrixView<T> &m, int64_t i, int64_t j) {
     return (i < m.rows && j < m.cols) ? m.data[i * m.row_stride + j * m.col_stride] : zero_of<T>();
-}
-
-/* Stores (row, col) and (row, col + 1) of C, converted, each only inside C; one 4-byte store where allowed. */
-template <typename T>
-__device__ __forceinline__ void store_pair(T *c, int64_t ldc, int64_t M, int64_t N, int64_t row, int64_t col, float x,
-                                           float y, bool paired) {
-    if (row >= M || col >= N) return;
-    T *p = c + row * ldc + col;
-    if (paired && col + 1 < N) {
-        if constexpr (std::is_same<T, __nv_bfloat16>::value) {
-            *reinterpret_cast<__nv_bfloat162 *>(p) = __floats2bfloat162_rn(x, y);
-        } else {
-            *reinterpret_cast<__half2 *>(p) = __floats2half2_rn(x, y);
-        }
-        return;
-    }
-    p[0] = from_float<T>(x);
-    if (col + 1 < N) p[1] = from_float<T>(y);
 }
 
 /* ---- rung 9: WMMA ------------------------------------------------------------------------------------------------ */
