@@ -72,12 +72,15 @@ cuda_major = int(cuda.split(".")[0])
     f"GPU_ARCHITECTURES = {tuple(archs)!r}\n"
 )
 
-stable = [
-    ("TORCH_TARGET_VERSION", f"0x{TORCH_TARGET[0]:02x}{TORCH_TARGET[1]:02x}000000000000"),
-    ("Py_LIMITED_API", f"0x{PYTHON_TARGET[0]:02x}{PYTHON_TARGET[1]:02x}0000"),
-]
+# Py_LIMITED_API is defined by torch's BuildExtension for every extension with py_limited_api=True, as 0x030A0000
+# (CPython 3.10's limited API, the floor torch itself supports); defining it here too made the compiler warn of a
+# redefinition (an error under CI's -Werror). bdist_wheel's py_limited_api below names the wheel cp310-abi3 to match.
+stable = [("TORCH_TARGET_VERSION", f"0x{TORCH_TARGET[0]:02x}{TORCH_TARGET[1]:02x}000000000000")]
 include_dirs = [str(INCLUDE_DIR), str(here / "src"), str(chapter01 / "src")]
-warnings = ["-Wall", "-Wextra"] + (["-Werror"] if os.environ.get("CI") else [])
+# Warnings on; CI (CI=true) turns them into errors only where the code is all ours (the kernels' .cu): torch's own
+# stable headers, which the .cpp files include, have unused parameters (torch 2.14.1), as common/course/build.py says.
+warnings = ["-Wall", "-Wextra"]
+werror = ["-Werror"] if os.environ.get("CI") else []
 # --as-needed: each library records only the shared libraries it really calls (libtorch_cpu.so for the C shim; for
 # _C_cuda also libtorch_cuda.so and libcudart.so.13), not every library torch's build helpers put on the link line.
 as_needed = ["-Wl,--as-needed", "-Wl,--strip-debug"]
@@ -110,7 +113,7 @@ setup(
                 "cxx": ["-O2", *warnings],
                 # Our -gencode flags replace torch's TORCH_CUDA_ARCH_LIST; --threads compiles the architectures
                 # side by side.
-                "nvcc": ["-O3", "--threads=0", f"-Xcompiler={','.join(warnings)}", *gencode_flags(archs)],
+                "nvcc": ["-O3", "--threads=0", f"-Xcompiler={','.join(warnings + werror)}", *gencode_flags(archs)],
             },
             extra_link_args=as_needed,
             py_limited_api=True,
