@@ -125,6 +125,10 @@ def crawl(browser, base_url):
     for path in pages:
         page.problems.clear()
         page.goto(base_url + path, wait_until="load")
+        # MathJax fetches its fonts after the load event; leaving the page before they arrive aborts those requests,
+        # and the abort would show up as a failure of this page. What a reader sees is the page once its network is
+        # quiet.
+        page.wait_for_load_state("networkidle")
         if page.locator("pre.mermaid").count():
             page.wait_for_selector(DRAWN, timeout=15_000)
         record[path] = {
