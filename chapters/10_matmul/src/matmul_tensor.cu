@@ -146,20 +146,40 @@ __global__ void __launch_bounds__(kWmmaThreads)
 }
 
 /* ---- rung 10: mma.sync, ldmatrix, swizzle, cp.async ring -------------------------------------------------------- */
-constexpr int kBM = 128, kBN = 128, kBK = 32, kStages = 4, kThreads = 256;
-constexpr int kStageElems = kBM * kBK + kBK * kBN;
-constexpr size_t kMmaSharedBytes = (size_t)kStages * kStageElems * 2; /* 64 KB: above the default 48 KB */
+/* A block tile of BM×BN outputs, K-tiles of BK, STAGES K-tiles in the ring, WARPS_M × WARPS_N warps: each warp owns a
+ * (BM / WARPS_M) × (BN / WARPS_N) piece of C, i.e. MI × NJ mma tiles of 16×8. One struct, so that NOTES.md's tile
+ * experiments are one line each (matmul_tensor_tiles.cu instantiates them); MmaTile below is the one the op runs. */
+template <int BM_, int BN_, int BK_, int STAGES_, int WARPS_M_, int WARPS_N_, int MIN_BLOCKS_>
+struct MmaTileShape {
+    static constexpr int BM = BM_, BN = BN_, BK = BK_, STAGES = STAGES_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_;
+    static constexpr int MIN_BLOCKS = MIN_BLOCKS_; /* __launch_bounds__' minimum blocks per SM: caps registers */
+    static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
+    static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N; /* a warp's piece of C */
+    static constexpr int MI = WM / 16, NJ = WN / 8;            /* its mma tiles: MI rows of NJ */
+    static constexpr int KSTEPS = BK / 16;                     /* mma k-steps per K-tile */
+    static constexpr int STAGE_ELEMS = BM * BK + BK * BN;
+    static constexpr size_t SHARED_BYTES = (size_t)STAGES * STAGE_ELEMS * 2;
+    static_assert(BK == 32 || BK == 64, "A's swizzle below is written for rows of 64 or 128 bytes");
+    static_assert(BN >= 64 && WM % 16 == 0 && WN % 16 == 0, "B's swizzle needs 8 chunks a row; ldmatrix.x4 16×16");
+    static_assert(KSTEPS % 2 == 0, "the fragment double buffer hands the next K-tile's first k-step buffer 0");
+    static_assert((BM * BK / 8) % THREADS == 0 && (BK * BN / 8) % THREADS == 0, "whole chunks per thread");
+};
+using MmaTile = MmaTileShape<128, 256, 32, 3, 2, 4, 1>;
 
-/* Where element (r, k) of A's 128×32 tile lives: rows of 4 chunks of 8 elements (64 bytes); chunk c of row r is
- * stored at chunk c ^ ((r / 2) % 4). ldmatrix reads one chunk from each of 8 consecutive rows: unswizzled, rows r
- * and r + 2 would share banks (a 64-byte row: two rows per 128 bytes); swizzled, the 8 chunks cover all 32 banks. */
+/* Where element (r, k) of A's BM×BK tile lives. Rows of BK / 8 chunks of 8 elements (16 bytes); chunk c of row r is
+ * stored at chunk c ^ f(r). ldmatrix reads one chunk from each of 8 consecutive rows, and a bank group is 16 bytes of
+ * each 128: with BK = 32 (64-byte rows) rows r and r + 2 share bank groups unless f(r) = (r / 2) % 4; with BK = 64
+ * (128-byte rows) all 8 rows do unless f(r) = r % 8. Swizzled, the 8 chunks cover all 32 banks. */
+template <class S>
 __device__ __forceinline__ int a_index(int r, int k) {
-    return r * kBK + (((k / 8) ^ ((r >> 1) & 3)) * 8) + (k % 8);
+    constexpr int rows_per_128 = 128 / (S::BK * 2), chunks = S::BK / 8;
+    return r * S::BK + (((k / 8) ^ ((r / rows_per_128) & (chunks - 1))) * 8) + (k % 8);
 }
-/* Element (k, n) of B's 32×128 tile: rows of 16 chunks (256 bytes), chunk c at c ^ (k % 8). Unswizzled, ldmatrix's
- * 8 rows (256 bytes apart) would all hit the same 4 banks: an 8-way conflict. */
+/* Element (k, n) of B's BK×BN tile: rows of BN / 8 chunks, chunk c at c ^ (k % 8). Unswizzled, ldmatrix's 8 rows
+ * (a multiple of 128 bytes apart) would all hit the same 4 banks: an 8-way conflict. */
+template <class S>
 __device__ __forceinline__ int b_index(int k, int n) {
-    return k * kBN + (((n / 8) ^ (k & 7)) * 8) + (n % 8);
+    return k * S::BN + (((n / 8) ^ (k & 7)) * 8) + (n % 8);
 }
 
 /* 16 bytes global → shared without registers (`bytes` = 16 here: whole chunks only, see copy_chunk). */
@@ -189,38 +209,28 @@ __device__ __forceinline__ void copy_chunk(T *dst, const T *src, int valid) {
     for (int e = 0; e < 8; ++e) dst[e] = e < valid ? src[e] : zero_of<T>();
 }
 
-/* A's K-tile starting at (m0, k0) into stage memory As. kAsync: 16-byte cp.async per chunk of 8 elements along K
- * (A row-major, row stride a multiple of 8, aligned); else single guarded loads. 512 chunks, 2 per thread. */
-template <typename T, bool kAsync>
-__device__ __forceinline__ void load_tile_a(T *As, const MatrixView<T> &a, int64_t m0, int64_t k0) {
+/* One operand's K-tile into stage memory: `rows` × `cols` of the tile (A: BM × BK from (m0, k0); B: BK × BN from (k0,
+ * n0)), chunks of 8 along the tile's rows. kAsync: 16-byte cp.async per chunk (row-major operand, row stride a
+ * multiple of 8, aligned); else single guarded loads. kInside: the whole tile lies inside the matrix (most tiles of a
+ * large product), so no chunk needs the edge checks. */
+template <typename T, class S, bool kIsA, bool kAsync, bool kInside>
+__device__ __forceinline__ void load_tile(T *dst, const MatrixView<T> &m, int64_t row0, int64_t col0) {
+    constexpr int rows = kIsA ? S::BM : S::BK, cols = kIsA ? S::BK : S::BN;
 #pragma unroll
-    for (int q = threadIdx.x; q < kBM * kBK / 8; q += kThreads) {
-        const int r = q / (kBK / 8), k = (q % (kBK / 8)) * 8;
-        const int64_t gm = m0 + r, gk = k0 + k;
-        if constexpr (kAsync) {
-            const int64_t left = a.cols - gk;
-            const int valid = gm < a.rows && left > 0 ? (left < 8 ? (int)left : 8) : 0;
-            copy_chunk(As + a_index(r, k), a.data + (valid > 0 ? gm * a.row_stride + gk : 0), valid);
-        } else {
-#pragma unroll
-            for (int e = 0; e < 8; ++e) As[a_index(r, k + e)] = load_or_zero(a, gm, gk + e);
-        }
-    }
-}
-/* B's K-tile starting at (k0, n0): 16 chunks of 8 along N per row, 32 rows. */
-template <typename T, bool kAsync>
-__device__ __forceinline__ void load_tile_b(T *Bs, const MatrixView<T> &b, int64_t k0, int64_t n0) {
-#pragma unroll
-    for (int q = threadIdx.x; q < kBK * kBN / 8; q += kThreads) {
-        const int k = q / (kBN / 8), n = (q % (kBN / 8)) * 8;
-        const int64_t gk = k0 + k, gn = n0 + n;
-        if constexpr (kAsync) {
-            const int64_t left = b.cols - gn;
-            const int valid = gk < b.rows && left > 0 ? (left < 8 ? (int)left : 8) : 0;
-            copy_chunk(Bs + b_index(k, n), b.data + (valid > 0 ? gk * b.row_stride + gn : 0), valid);
-        } else {
-#pragma unroll
-            for (int e = 0; e < 8; ++e) Bs[b_index(k, n + e)] = load_or_zero(b, gk, gn + e);
+    for (int t = 0; t < rows * cols / 8 / S::THREADS; ++t) {
+        const int q = threadIdx.x + t * S::THREADS;
+        const int r = q / (cols / 8), c = (q % (cols / 8)) * 8;
+        T *to = dst + (kIsA ? a_index<S>(r, c) : b_index<S>(r, c));
+        const int64_t gr = row0 + r, gc = col0 + c;
+        if constexpr (kAsync && kInside) {
+            cp_async_16(to, m.data + gr * m.row_stride + gc, 16);
+        } else if constexpr (kAsync) {
+            const int64_t left = m.cols - gc;
+            const int valid = gr < m.rows && left > 0 ? (left < 8 ? (int)left : 8) : 0;
+            copy_chunk(to, m.data + (valid > 0 ? gr * m.row_stride + gc : 0), valid);
+        } else { /* not unrolled: 8 loads in flight, beside the accumulators and fragments (no spills) */
+#pragma unroll 1
+            for (int e = 0; e < 8; ++e) to[e] = load_or_zero(m, gr, gc + e);
         }
     }
 }
@@ -256,78 +266,121 @@ __device__ __forceinline__ void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[
     }
 }
 
-template <typename T, bool kAsyncA, bool kAsyncB>
-__global__ void __launch_bounds__(kThreads) mma_sync_kernel(MatrixView<T> a, MatrixView<T> b, T *c, int64_t ldc,
-                                                            int64_t tiles_m, int64_t tiles_n, bool paired) {
+/* One k-step's operands for a warp: A's MI 16×16 fragments (rows warp_m·WM + 16i) and B's NJ 16×8 fragments, two per
+ * ldmatrix (columns warp_n·WN + 16j), k = kk..kk + 15 of the stage at As, Bs. */
+template <typename T, class S>
+__device__ __forceinline__ void load_fragments(uint32_t (&fa)[S::MI][4], uint32_t (&fb)[S::NJ / 2][4], const T *As,
+                                               const T *Bs, int kk, int warp_m, int warp_n, int lane) {
+    /* A: four 8×8 matrices per 16×16 fragment. Lane l gives the address of row l % 16, 8-chunk l / 16: matrices 0-3
+     * = (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15), the order of the mma's
+     * a0..a3. */
+#pragma unroll
+    for (int i = 0; i < S::MI; ++i) {
+        const int r = warp_m * S::WM + i * 16 + lane % 16;
+        ldmatrix_x4(fa[i], As + a_index<S>(r, kk + (lane / 16) * 8));
+    }
+    /* B, transposed on the way: lane l gives k-row kk + l % 16 of the 8 columns 8(l / 16) further: matrices = (k 0-7,
+     * n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15): b0, b1 of two 8-column tiles. */
+#pragma unroll
+    for (int j = 0; j < S::NJ / 2; ++j) {
+        const int n = warp_n * S::WN + j * 16 + (lane / 16) * 8;
+        ldmatrix_x4_trans(fb[j], Bs + b_index<S>(kk + lane % 16, n));
+    }
+}
+
+/* K-tile kt (A's and B's pieces) into its stage of the ring. */
+template <typename T, class S, bool kAsyncA, bool kAsyncB, bool kInside>
+__device__ __forceinline__ void load_stage(T *stages, const MatrixView<T> &a, const MatrixView<T> &b, int64_t m0,
+                                           int64_t n0, int64_t kt) {
+    T *stage = stages + (kt % S::STAGES) * S::STAGE_ELEMS;
+    load_tile<T, S, true, kAsyncA, kInside>(stage, a, m0, kt * S::BK);
+    load_tile<T, S, false, kAsyncB, kInside>(stage + S::BM * S::BK, b, kt * S::BK, n0);
+}
+template <typename T, class S, bool kAsyncA, bool kAsyncB>
+__device__ __forceinline__ void load_stage(T *stages, const MatrixView<T> &a, const MatrixView<T> &b, int64_t m0,
+                                           int64_t n0, int64_t kt, bool inside) {
+    if (inside) {
+        load_stage<T, S, kAsyncA, kAsyncB, true>(stages, a, b, m0, n0, kt);
+    } else {
+        load_stage<T, S, kAsyncA, kAsyncB, false>(stages, a, b, m0, n0, kt);
+    }
+}
+
+template <typename T, class S, bool kAsyncA, bool kAsyncB>
+__global__ void __launch_bounds__(S::THREADS, S::MIN_BLOCKS)
+    mma_sync_kernel(MatrixView<T> a, MatrixView<T> b, T *c, int64_t ldc, int64_t tiles_m, int64_t tiles_n,
+                    bool paired) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     extern __shared__ float4 shared_raw[]; /* float4: 16-byte aligned, as cp.async and ldmatrix need */
     T *stages = reinterpret_cast<T *>(shared_raw);
 
     int64_t tile_m, tile_n;
     grouped_tile<8>(blockIdx.x, tiles_m, tiles_n, &tile_m, &tile_n);
-    const int64_t m0 = tile_m * kBM, n0 = tile_n * kBN;
+    const int64_t m0 = tile_m * S::BM, n0 = tile_n * S::BN;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int warp_m = warp / 4, warp_n = warp % 4; /* 2×4 warps, each 64 rows × 32 columns */
+    const int warp_m = warp / S::WARPS_N, warp_n = warp % S::WARPS_N;
 
-    float acc[4][4][4]; /* [16-row tile][8-column tile][the mma's 4 outputs per thread] */
+    float acc[S::MI][S::NJ][4]; /* [16-row tile][8-column tile][the mma's 4 outputs per thread] */
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < S::MI; ++i) {
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
+        for (int j = 0; j < S::NJ; ++j) {
 #pragma unroll
             for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
         }
     }
 
-    const int64_t k_tiles = ceil_div(a.cols, kBK);
-    /* Prologue: the first kStages - 1 K-tiles start loading. A group is committed even when empty, so that
-     * "wait until at most kStages - 2 groups are pending" always means "K-tile kt has landed". */
+    const int64_t k_tiles = ceil_div(a.cols, S::BK);
+    /* Every K-tile but a ragged last one lies inside both matrices when the block's rows and columns do. */
+    const bool rows_inside = m0 + S::BM <= a.rows && n0 + S::BN <= b.cols;
+    const int64_t full_k_tiles = a.cols / S::BK;
+    /* Prologue: the first STAGES - 1 K-tiles start loading. A group is committed even when empty, so that "wait until
+     * at most STAGES - 2 groups are pending" always means "the next K-tile has landed". */
 #pragma unroll
-    for (int s = 0; s < kStages - 1; ++s) {
-        if (s < k_tiles) {
-            T *stage = stages + s * kStageElems;
-            load_tile_a<T, kAsyncA>(stage, a, m0, (int64_t)s * kBK);
-            load_tile_b<T, kAsyncB>(stage + kBM * kBK, b, (int64_t)s * kBK, n0);
-        }
+    for (int s = 0; s < S::STAGES - 1; ++s) {
+        if (s < k_tiles) load_stage<T, S, kAsyncA, kAsyncB>(stages, a, b, m0, n0, s, rows_inside && s < full_k_tiles);
         cp_async_commit();
     }
+    cp_async_wait<S::STAGES - 2>(); /* this thread's copies of K-tile 0 are done */
+    __syncthreads();                /* everyone's are */
+
+    /* The fragments are double-buffered in registers: the ldmatrix of the next k-step is issued before the mmas of
+     * this one, so that its latency hides behind them. fa[s % 2], fb[s % 2] hold k-step s; K-tile 0's first k-step
+     * is loaded here. */
+    uint32_t fa[2][S::MI][4], fb[2][S::NJ / 2][4];
+    load_fragments<T, S>(fa[0], fb[0], stages, stages + S::BM * S::BK, 0, warp_m, warp_n, lane);
+
     for (int64_t kt = 0; kt < k_tiles; ++kt) {
-        cp_async_wait<kStages - 2>(); /* this thread's copies of K-tile kt are done */
-        __syncthreads();              /* everyone's are; and everyone finished K-tile kt - 1, whose stage is reused */
-        const int64_t next = kt + kStages - 1;
-        if (next < k_tiles) {
-            T *stage = stages + (next % kStages) * kStageElems;
-            load_tile_a<T, kAsyncA>(stage, a, m0, next * kBK);
-            load_tile_b<T, kAsyncB>(stage + kBM * kBK, b, next * kBK, n0);
-        }
+        /* K-tile kt + STAGES - 1 goes into the stage of K-tile kt - 1, which every warp finished reading before the
+         * barrier in the previous iteration's last k-step. */
+        const int64_t next = kt + S::STAGES - 1;
+        if (next < k_tiles)
+            load_stage<T, S, kAsyncA, kAsyncB>(stages, a, b, m0, n0, next, rows_inside && next < full_k_tiles);
         cp_async_commit();
 
-        const T *As = stages + (kt % kStages) * kStageElems;
-        const T *Bs = As + kBM * kBK;
+        const T *As = stages + (kt % S::STAGES) * S::STAGE_ELEMS;
 #pragma unroll
-        for (int kk = 0; kk < kBK; kk += 16) {
-            /* A: four 8×8 matrices per 16×16 fragment. Lane l gives the address of row l % 16, 8-chunk l / 16:
-             * matrices 0-3 = (rows 0-7, k 0-7), (rows 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15), which
-             * is the order of the mma's a0..a3. */
-            uint32_t fa[4][4];
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                const int r = warp_m * 64 + i * 16 + lane % 16;
-                ldmatrix_x4(fa[i], As + a_index(r, kk + (lane / 16) * 8));
-            }
-            /* B, transposed on the way: lane l gives k-row kk + l % 16 of the 8 columns 8(l / 16) further: matrices
-             * = (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15): b0, b1 of two 8-column tiles. */
-            uint32_t fb[2][4];
-#pragma unroll
-            for (int j = 0; j < 2; ++j) {
-                const int n = warp_n * 32 + j * 16 + (lane / 16) * 8;
-                ldmatrix_x4_trans(fb[j], Bs + b_index(kk + lane % 16, n));
+        for (int s = 0; s < S::KSTEPS; ++s) {
+            if (s + 1 < S::KSTEPS) {
+                load_fragments<T, S>(fa[(s + 1) % 2], fb[(s + 1) % 2], As, As + S::BM * S::BK, (s + 1) * 16, warp_m,
+                                     warp_n, lane);
+            } else {
+                /* The last k-step: K-tile kt + 1 must have landed (this thread's copies: the wait; everyone's: the
+                 * barrier, after which every warp is also done reading K-tile kt's stage), then its first k-step is
+                 * loaded into buffer 0 (KSTEPS is even) while the mmas below use buffer 1. */
+                cp_async_wait<S::STAGES - 2>();
+                __syncthreads();
+                if (kt + 1 < k_tiles) {
+                    const T *An = stages + ((kt + 1) % S::STAGES) * S::STAGE_ELEMS;
+                    load_fragments<T, S>(fa[0], fb[0], An, An + S::BM * S::BK, 0, warp_m, warp_n, lane);
+                }
             }
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
+            for (int i = 0; i < S::MI; ++i) {
 #pragma unroll
-                for (int j = 0; j < 4; ++j)
-                    mma_m16n8k16<T>(acc[i][j], fa[i], fb[j / 2][2 * (j % 2)], fb[j / 2][2 * (j % 2) + 1]);
+                for (int j = 0; j < S::NJ; ++j)
+                    mma_m16n8k16<T>(acc[i][j], fa[s % 2][i], fb[s % 2][j / 2][2 * (j % 2)],
+                                    fb[s % 2][j / 2][2 * (j % 2) + 1]);
             }
         }
     }
@@ -335,11 +388,11 @@ __global__ void __launch_bounds__(kThreads) mma_sync_kernel(MatrixView<T> a, Mat
 
     /* The accumulators: thread l holds (row l/4, columns 2(l%4), +1) and (row l/4 + 8, same columns) of each 16×8. */
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        const int64_t row = m0 + warp_m * 64 + i * 16 + lane / 4;
+    for (int i = 0; i < S::MI; ++i) {
+        const int64_t row = m0 + warp_m * S::WM + i * 16 + lane / 4;
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            const int64_t col = n0 + warp_n * 32 + j * 8 + 2 * (lane % 4);
+        for (int j = 0; j < S::NJ; ++j) {
+            const int64_t col = n0 + warp_n * S::WN + j * 8 + 2 * (lane % 4);
             store_pair<T>(c, ldc, a.rows, b.cols, row, col, acc[i][j][0], acc[i][j][1], paired);
             store_pair<T>(c, ldc, a.rows, b.cols, row + 8, col, acc[i][j][2], acc[i][j][3], paired);
         }
@@ -379,32 +432,32 @@ cudaError_t launch_wmma(int64_t M, int64_t N, int64_t K, matmul_operand a, matmu
     return cudaGetLastError();
 }
 
-template <typename T, bool kAsyncA, bool kAsyncB>
+template <typename T, class S, bool kAsyncA, bool kAsyncB>
 cudaError_t launch_mma_sync_variant(int64_t M, int64_t N, int64_t K, matmul_operand a, matmul_operand b, T *c,
                                     int64_t ldc, bool paired, cudaStream_t stream) {
-    const auto kernel = mma_sync_kernel<T, kAsyncA, kAsyncB>;
+    const auto kernel = mma_sync_kernel<T, S, kAsyncA, kAsyncB>;
     int device = 0, optin = 0;
     CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
     CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    if (kMmaSharedBytes > (size_t)optin) return cudaErrorInvalidConfiguration;
+    if (S::SHARED_BYTES > (size_t)optin) return cudaErrorInvalidConfiguration;
     CUDA_RETURN_IF_ERROR(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kMmaSharedBytes));
-    const int64_t tiles_m = ceil_div(M, kBM), tiles_n = ceil_div(N, kBN);
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S::SHARED_BYTES));
+    const int64_t tiles_m = ceil_div(M, S::BM), tiles_n = ceil_div(N, S::BN);
     unsigned int blocks = 0;
     CUDA_RETURN_IF_ERROR(grid_for(tiles_m * tiles_n, &blocks));
-    kernel<<<blocks, kThreads, kMmaSharedBytes, stream>>>(view<T>(a, M, K), view<T>(b, K, N), c, ldc, tiles_m, tiles_n,
-                                                          paired);
+    kernel<<<blocks, S::THREADS, S::SHARED_BYTES, stream>>>(view<T>(a, M, K), view<T>(b, K, N), c, ldc, tiles_m,
+                                                            tiles_n, paired);
     return cudaGetLastError();
 }
 
-template <typename T>
+template <typename T, class S = MmaTile>
 cudaError_t launch_mma_sync(int64_t M, int64_t N, int64_t K, matmul_operand a, matmul_operand b, T *c, int64_t ldc,
                             bool paired, cudaStream_t stream) {
     const bool async_a = rows_allow_cp_async(a, M, K), async_b = rows_allow_cp_async(b, K, N);
-    if (async_a && async_b) return launch_mma_sync_variant<T, true, true>(M, N, K, a, b, c, ldc, paired, stream);
-    if (async_a) return launch_mma_sync_variant<T, true, false>(M, N, K, a, b, c, ldc, paired, stream);
-    if (async_b) return launch_mma_sync_variant<T, false, true>(M, N, K, a, b, c, ldc, paired, stream);
-    return launch_mma_sync_variant<T, false, false>(M, N, K, a, b, c, ldc, paired, stream);
+    if (async_a && async_b) return launch_mma_sync_variant<T, S, true, true>(M, N, K, a, b, c, ldc, paired, stream);
+    if (async_a) return launch_mma_sync_variant<T, S, true, false>(M, N, K, a, b, c, ldc, paired, stream);
+    if (async_b) return launch_mma_sync_variant<T, S, false, true>(M, N, K, a, b, c, ldc, paired, stream);
+    return launch_mma_sync_variant<T, S, false, false>(M, N, K, a, b, c, ldc, paired, stream);
 }
 
 template <typename T>

@@ -4,10 +4,15 @@ test_tensor_gpu.py; here the parts of the op around them."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 import torch
 from helpers import make
 from matmul import TENSOR_RUNGS, matmul, matmul_out
+
+CHAPTER = Path(__file__).resolve().parents[1]
 
 DTYPES = [torch.bfloat16, torch.float16]
 
@@ -64,16 +69,28 @@ def test_fake_implementation_takes_bf16():
 
 # ---- rung 10's shared-memory addressing, emulated: the swizzled tiles, the lanes' ldmatrix addresses, and what
 # ldmatrix hands each lane, against the mma's fragment layout (matmul.plots.fragment_owners, from the PTX ISA).
-# The two index functions and the lane formulas mirror src/matmul_tensor.cu (a_index, b_index, mma_sync_kernel).
-BM, BN, BK = 128, 128, 32
+# The two index functions and the lane formulas mirror src/matmul_tensor.cu (a_index, b_index, load_fragments), for
+# the op's tile (MmaTile) and the other K-tile width the swizzle is written for.
+TILES = {  # (BM, BN, BK, warps along M, warps along N)
+    "the op's tile": None,  # read from the source below
+    "BK = 64": (128, 128, 64, 2, 2),
+}
 
 
-def a_index(r: int, k: int) -> int:
-    return r * BK + (((k // 8) ^ ((r >> 1) & 3)) * 8) + k % 8
+def op_tile() -> tuple[int, ...]:
+    source = (CHAPTER / "src" / "matmul_tensor.cu").read_text()
+    found = re.search(r"using MmaTile = MmaTileShape<(\d+), (\d+), (\d+), \d+, (\d+), (\d+), \d+>;", source)
+    assert found, "matmul_tensor.cu names the op's tile as `using MmaTile = MmaTileShape<...>;`"
+    return tuple(int(v) for v in found.groups())
 
 
-def b_index(k: int, n: int) -> int:
-    return k * BN + (((n // 8) ^ (k & 7)) * 8) + n % 8
+def a_index(r: int, k: int, bk: int) -> int:
+    rows_per_128, chunks = 128 // (bk * 2), bk // 8
+    return r * bk + (((k // 8) ^ ((r // rows_per_128) & (chunks - 1))) * 8) + k % 8
+
+
+def b_index(k: int, n: int, bn: int) -> int:
+    return k * bn + (((n // 8) ^ (k & 7)) * 8) + n % 8
 
 
 def ldmatrix_x4(smem: list, addresses: list[int], trans: bool) -> list[list[tuple]]:
@@ -96,38 +113,41 @@ def conflict_free(addresses: list[int]) -> bool:
     return all(len({(addresses[8 * q + i] * 2 // 16) % 8 for i in range(8)}) == 8 for q in range(4))
 
 
-def test_rung_10_ldmatrix_hands_each_lane_its_mma_fragment():
+@pytest.mark.parametrize("tile", TILES)
+def test_rung_10_ldmatrix_hands_each_lane_its_mma_fragment(tile):
     from matmul.plots import fragment_owners
 
+    bm, bn, bk, warps_m, warps_n = TILES[tile] or op_tile()
+    wm, wn = bm // warps_m, bn // warps_n  # a warp's piece of C
     owners_a, owners_b, _ = fragment_owners()
-    smem_a, smem_b = [None] * (BM * BK), [None] * (BK * BN)
-    for r in range(BM):
-        for k in range(BK):
-            smem_a[a_index(r, k)] = ("A", r, k)
-    for k in range(BK):
-        for n in range(BN):
-            smem_b[b_index(k, n)] = ("B", k, n)
+    smem_a, smem_b = [None] * (bm * bk), [None] * (bk * bn)
+    for r in range(bm):
+        for k in range(bk):
+            smem_a[a_index(r, k, bk)] = ("A", r, k)
+    for k in range(bk):
+        for n in range(bn):
+            smem_b[b_index(k, n, bn)] = ("B", k, n)
     assert None not in smem_a and None not in smem_b, "the swizzle is a permutation of the tile"
-    for warp in range(8):
-        warp_m, warp_n = warp // 4, warp % 4
-        for kk in (0, 16):
-            for i in range(4):  # A: four 16-row fragments per warp
-                addresses = [a_index(warp_m * 64 + i * 16 + lane % 16, kk + (lane // 16) * 8) for lane in range(32)]
+    for warp in range(warps_m * warps_n):
+        warp_m, warp_n = warp // warps_n, warp % warps_n
+        for kk in range(0, bk, 16):
+            for i in range(wm // 16):  # A: the warp's 16-row fragments
+                addresses = [a_index(warp_m * wm + i * 16 + lane % 16, kk + (lane // 16) * 8, bk) for lane in range(32)]
                 assert conflict_free(addresses)
                 got = ldmatrix_x4(smem_a, addresses, trans=False)
                 for row in range(16):
                     for col in range(16):
                         lane, reg = owners_a[row][col]
-                        assert ("A", warp_m * 64 + i * 16 + row, kk + col) in got[lane][reg]
-            for j in range(2):  # B: two pairs of 8-column tiles per warp, transposed by ldmatrix
-                addresses = [b_index(kk + lane % 16, warp_n * 32 + j * 16 + (lane // 16) * 8) for lane in range(32)]
+                        assert ("A", warp_m * wm + i * 16 + row, kk + col) in got[lane][reg]
+            for j in range(wn // 16):  # B: pairs of 8-column tiles, transposed by ldmatrix
+                addresses = [b_index(kk + lane % 16, warp_n * wn + j * 16 + (lane // 16) * 8, bn) for lane in range(32)]
                 assert conflict_free(addresses)
                 got = ldmatrix_x4(smem_b, addresses, trans=True)
                 for half in range(2):  # the kernel's fb[j][2·half], fb[j][2·half + 1] = b0, b1 of tile 2j + half
                     for k in range(16):
                         for n in range(8):
                             lane, reg = owners_b[k][n]
-                            element = ("B", kk + k, warp_n * 32 + (2 * j + half) * 8 + n)
+                            element = ("B", kk + k, warp_n * wn + (2 * j + half) * 8 + n)
                             assert element in got[lane][2 * half + reg]
 
 
