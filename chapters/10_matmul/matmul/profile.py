@@ -16,8 +16,15 @@ they are (ncu would otherwise lock them at base clock). The metrics:
   FMAs issued per cycle    smsp__inst_executed_pipe_fma.avg.per_cycle_active                 per scheduler (1.0 = peak)
   registers per thread     launch__registers_per_thread
   duration                 gpu__time_duration.sum
+and for the tensor-core rungs (the part 2 table):
+  tensor pipe busy         sm__pipe_tensor_op_hmma_cycles_active (mma.sync, WMMA), ..._gmma_... (wgmma)
+  issue slots busy         sm__inst_issued.avg.pct_of_peak_sustained_active                  instructions issued / possible
+  stalls per issue         smsp__average_warps_issue_stalled_<why>_per_issue_active.ratio    warps waiting, by reason:
+                           barrier, long_scoreboard (global/L1), short_scoreboard (shared memory, ldmatrix),
+                           math_pipe_throttle (the tensor pipe is full), mio_throttle (shared-memory queue)
+A metric this ncu does not know (another GPU, another version) is left out of the table, with a note.
 
-Writes OUT/ncu_<what>.csv for each and OUT/ncu.md, the table.
+Writes OUT/ncu_<what>.csv for each and the table: OUT/ncu.md (rungs 0-8), OUT/ncu_tensor.md (rungs 9-11).
 """
 
 from __future__ import annotations
@@ -42,6 +49,16 @@ METRICS = {
     "fma_per_cycle": "smsp__inst_executed_pipe_fma.avg.per_cycle_active",
     "registers": "launch__registers_per_thread",
 }
+TENSOR_METRICS = {
+    "tensor_pipe_%": "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+    "gmma_pipe_%": "sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active",
+    "issue_%": "sm__inst_issued.avg.pct_of_peak_sustained_active",
+    "stall_barrier": "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio",
+    "stall_long_sb": "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
+    "stall_short_sb": "smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio",
+    "stall_math_throttle": "smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio",
+    "stall_mio_throttle": "smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio",
+}
 KERNELS = {  # the kernel each rung launches, as ncu's --kernel-name regex
     0: "naive_rows_kernel", 1: "coalesced_kernel", 2: "shared_tiles_kernel", 3: "blocktile_1d_kernel",
     4: "blocktile_2d_kernel", 5: "vectorized_kernel", 6: "warptile_kernel", 7: "pipelined_kernel",
@@ -64,9 +81,21 @@ def child(what: str, size: int) -> None:
     torch.cuda.synchronize()
 
 
-def profile_one(what, size: int, out: Path) -> dict:
+def known_metrics(metrics: dict) -> dict:
+    """The metrics this ncu can collect on this GPU (ncu --query-metrics lists their base names)."""
+    result = subprocess.run(["ncu", "--query-metrics", "--csv"], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"ncu --query-metrics failed:\n{result.stderr[-2000:]}")
+    bases = {line.split(",")[0].strip('"') for line in result.stdout.splitlines()}
+    kept = {name: metric for name, metric in metrics.items() if metric.split(".")[0] in bases}
+    for name in metrics.keys() - kept.keys():
+        print(f"note: this ncu has no {metrics[name]}: {name} is left out")
+    return kept
+
+
+def profile_one(what, size: int, out: Path, metrics: dict) -> dict:
     command = ["ncu", "--clock-control", "none", "--csv", "--kernel-name", f"regex:{KERNELS[what]}",
-               "--launch-skip", "1", "--launch-count", "1", "--metrics", ",".join(METRICS.values()),
+               "--launch-skip", "1", "--launch-count", "1", "--metrics", ",".join(metrics.values()),
                sys.executable, "-m", "matmul.profile", "--child", str(what), "--size", str(size)]  # fmt: skip
     result = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ))
     (out / f"ncu_{what}.csv").write_text(result.stdout + result.stderr)
@@ -77,7 +106,7 @@ def profile_one(what, size: int, out: Path) -> dict:
     for row in csv.DictReader(io.StringIO("\n".join(lines))):
         values[row["Metric Name"]] = (row["Metric Value"], row.get("Metric Unit", ""))
     row = {"rung": what}
-    for name, metric in METRICS.items():
+    for name, metric in metrics.items():
         value, unit = values.get(metric, ("—", ""))
         try:
             number = float(value.replace(",", ""))
@@ -103,13 +132,19 @@ def main() -> int:
         child(args.child, args.size)
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
+    rungs = [int(what) if what.isdigit() else what for what in args.rungs.split(",")]
+    tensor = all(what == "cuBLAS-bf16" or (isinstance(what, int) and what >= 9) for what in rungs)
+    metrics = known_metrics({**METRICS, **TENSOR_METRICS} if tensor else METRICS)
     rows = []
-    for what in args.rungs.split(","):
-        what = int(what) if what.isdigit() else what
+    for what in rungs:
         print(f"ncu: {what} at {args.size}³ ...", flush=True)
-        rows.append(profile_one(what, args.size, args.out))
-    columns = ["rung", "duration_us", "gld_efficiency_%", "sectors_per_request", "smem_ld_conflicts",
-               "smem_st_conflicts", "occupancy_%", "fma_pipe_%", "fma_per_cycle", "registers"]  # fmt: skip
+        rows.append(profile_one(what, args.size, args.out, metrics))
+    if tensor:  # part 2: the tensor pipe and why warps wait, instead of the FMA pipe and global-load efficiency
+        columns = ["rung", "duration_us", *(n for n in TENSOR_METRICS if n in metrics), "smem_ld_conflicts",
+                   "occupancy_%", "registers"]  # fmt: skip
+    else:
+        columns = ["rung", "duration_us", "gld_efficiency_%", "sectors_per_request", "smem_ld_conflicts",
+                   "smem_st_conflicts", "occupancy_%", "fma_pipe_%", "fma_per_cycle", "registers"]  # fmt: skip
 
     def cell(v):
         return f"{v:,.3g}" if isinstance(v, float) else str(v)
@@ -118,7 +153,7 @@ def main() -> int:
     table += ["| " + " | ".join(cell(r.get(c, "—")) for c in columns) + " |" for r in rows]
     title = f"Nsight Compute, {args.size}³ (rungs 0-8 and cuBLAS fp32, the others bf16), --clock-control none"
     text = title + "\n\n" + "\n".join(table) + "\n"
-    (args.out / "ncu.md").write_text(text)
+    (args.out / ("ncu_tensor.md" if tensor else "ncu.md")).write_text(text)
     print(text)
     return 0
 
