@@ -3,6 +3,7 @@
     python bench.py --out DIR                 (make bench: every shape, bf16 and fp32, goals at the end)
     python bench.py --out DIR --quick         (two small shapes, no torch.compile: a smoke test)
     python bench.py --out DIR --shapes 16384x4096 --dtypes bf16 --ops softmax
+    python bench.py --out DIR --resume        (go on with the measurements a cut-short run saved in DIR)
 
 Bytes counted (the floor an op cannot go below): forward 2MN elements (read x, write y); forward+backward 5MN
 (forward, then read x or y and dy, write dx). A device copy of MN elements (2MN moved) is measured in the same run:
@@ -18,6 +19,7 @@ Times: CUDA events, ROUNDS interleaved rounds (course.timing.interleaved_rounds)
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -207,7 +209,7 @@ def measure(op, shape, dtype, backward, with_compile, with_rungs, rounds):
         if name in PEERS[2:]:  # a library peer that rejects these inputs is reported, not hidden; ours must run
             try:
                 check(name, fn, x, w, b, dy, backward)
-            except (ImportError, AssertionError, TypeError, ValueError, RuntimeError) as error:
+            except Exception as error:  # noqa: BLE001 - any failure of a peer (QuACK's DSL compiler raises its own)
                 notes[name] = f"could not run: {type(error).__name__}: {str(error).splitlines()[0][:200]}"
                 continue
         else:
@@ -229,6 +231,11 @@ def main() -> int:
     parser.add_argument("--dtypes", nargs="*", choices=list(DTYPES), default=list(DTYPES))
     parser.add_argument("--ops", nargs="*", choices=OPS, default=list(OPS))
     parser.add_argument("--no-compile", action="store_true")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the measurements already in OUT/rounds.json (a run cut short by a time limit goes on from there)",
+    )
     args = parser.parse_args()
     if not torch.cuda.is_available():
         print("bench.py needs a CUDA GPU: none is visible here, so there is nothing to measure (exit 0).")
@@ -244,6 +251,10 @@ def main() -> int:
     columns = ["op", "dtype", "shape", "pass", "impl", "time_us", "min_us", "max_us", "GB/s", "% of copy", "vs ours"]
     table = Table("fused row-wise ops (median of rounds)", columns)
     goals = Goals("Goals (H100), from this run")
+    # Every measurement is saved as soon as it is taken: the whole run takes longer than one 10-minute GPU call, so
+    # `--resume` (make bench RESUME=1) continues a run where the last call stopped and reports all of it.
+    saved = args.out / "rounds.json"
+    store = json.loads(saved.read_text()) if args.resume and saved.exists() else {}
     for dtype_name in args.dtypes:
         dtype = DTYPES[dtype_name]
         for shape in shapes:
@@ -254,7 +265,14 @@ def main() -> int:
                 for backward in (False, True):
                     if backward and shape == LONG_SHAPE:
                         continue  # the long-row goal is the forward's
-                    times, notes = measure(op, shape, dtype, backward, not args.no_compile, True, rounds)
+                    key = f"{op} {dtype_name} {m}x{n} {'fwd+bwd' if backward else 'fwd'} rounds={rounds}"
+                    key += " no-compile" if args.no_compile else ""
+                    if key not in store:
+                        times, notes = measure(op, shape, dtype, backward, not args.no_compile, True, rounds)
+                        store[key] = {"times": times, "notes": notes}
+                        saved.write_text(json.dumps(store, indent=1))
+                        print(f"measured {key}", flush=True)
+                    times, notes = store[key]["times"], store[key]["notes"]
                     elements = (5 if backward else 2) * m * n * x_probe.element_size()
                     copy_bytes = 2 * m * n * x_probe.element_size()
                     copy = times["device copy"]
