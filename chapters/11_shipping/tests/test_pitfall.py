@@ -26,7 +26,7 @@ def import_in(python, folder, module):
 def ordinary():
     folder = BUILD / f"pitfall-torch-{COURSE_TORCH}"
     assert list(folder.glob("square_bias_ordinary.cpython-*.so")), f"{folder}: run make build"
-    assert OTHER_PYTHON is not None, "no second torch: run make build (it makes build/venv-torch-2.13.0)"
+    assert OTHER_PYTHON is not None, "no second torch: run make test (it makes build/venv-torch-2.13.0 first)"
     return folder
 
 
