@@ -169,7 +169,8 @@ def mma_fragments(path: Path) -> Path:
 
 
 def swizzle(path: Path) -> Path:
-    """Rows 0-7 of rung 10's B tile (256 bytes = 16 chunks of 16 bytes each); ldmatrix reads chunk 0 of each. A bank
+    """Rows 0-7 of rung 10's B tile, their first 16 chunks of 16 bytes (of 32: a row is 512 bytes, and the pattern
+    repeats every 8 chunks); ldmatrix reads chunk 0 of each. A bank
     group is 16 bytes of the 128 that the 32 banks cover: chunk c of a row sits in group c % 8 unswizzled, and in group
     (c ^ row) % 8 swizzled."""
     fig, axes = plt.subplots(1, 2, figsize=(13, 4))

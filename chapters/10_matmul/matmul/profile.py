@@ -21,7 +21,8 @@ and for the tensor-core rungs (the part 2 table):
   issue slots busy         sm__inst_issued.avg.pct_of_peak_sustained_active                  instructions issued / possible
   stalls per issue         smsp__average_warps_issue_stalled_<why>_per_issue_active.ratio    warps waiting, by reason:
                            barrier, long_scoreboard (global/L1), short_scoreboard (shared memory, ldmatrix),
-                           math_pipe_throttle (the tensor pipe is full), mio_throttle (shared-memory queue)
+                           math_pipe_throttle (the tensor pipe is full), mio_throttle (shared-memory queue),
+                           wait (a fixed latency), not_selected (another warp issued), dispatch, no_instruction
 A metric this ncu does not know (another GPU, another version) is left out of the table, with a note.
 
 Writes OUT/ncu_<what>.csv for each and the table: OUT/ncu.md (rungs 0-8), OUT/ncu_tensor.md (rungs 9-11).
@@ -58,6 +59,10 @@ TENSOR_METRICS = {
     "stall_short_sb": "smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio",
     "stall_math_throttle": "smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio",
     "stall_mio_throttle": "smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio",
+    "stall_wait": "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio",
+    "stall_not_selected": "smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio",
+    "stall_dispatch": "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio",
+    "stall_no_instruction": "smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio",
 }
 KERNELS = {  # the kernel each rung launches, as ncu's --kernel-name regex
     0: "naive_rows_kernel", 1: "coalesced_kernel", 2: "shared_tiles_kernel", 3: "blocktile_1d_kernel",
