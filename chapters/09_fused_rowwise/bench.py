@@ -221,6 +221,35 @@ def measure(op, shape, dtype, backward, with_compile, with_rungs, rounds):
     return times, notes
 
 
+# ---- the summary ---------------------------------------------------------------------------------------------------
+SUMMARY_COLUMNS = ("ours", "eager", "torch.compile", "Triton", "Liger", "QuACK")
+
+
+def summary(csv_path: Path) -> str:
+    """One line per measurement (op, dtype, shape, pass): each implementation's bandwidth as % of the device copy in
+    the same run, from the bench's CSV. The lesson's table is this file (results/<machine>/summary.md)."""
+    import csv
+
+    cases: dict[tuple, dict[str, float]] = {}
+    with open(csv_path, newline="") as f:
+        for row in csv.DictReader(f):
+            key = (row["op"], row["dtype"], row["shape"], row["pass"])
+            cases.setdefault(key, {})[row["impl"]] = float(row["% of copy"])
+    head = "| op | dtype | shape | pass | " + " | ".join(SUMMARY_COLUMNS) + " |"
+    lines = [head, "|" + "---|" * 4 + "---:|" * len(SUMMARY_COLUMNS)]
+    for (op, dtype, shape, what), got in cases.items():
+        best = max((v for k, v in got.items() if k in SUMMARY_COLUMNS[1:]), default=None)
+        cells = []
+        for name in SUMMARY_COLUMNS:
+            value = got.get(name)
+            text = "—" if value is None else f"{value:.0f}"
+            cells.append(f"**{text}**" if value is not None and name != "ours" and value == best else text)
+        lines.append(f"| {op} | {dtype} | {shape} | {what} | " + " | ".join(cells) + " |")
+    note = ("% of the device copy's bandwidth in the same run (bytes: 2MN forward, 5MN forward+backward); the best "
+            "peer in bold; — : not run (see the notes in the bench's log).")
+    return note + "\n\n" + "\n".join(lines) + "\n"
+
+
 # ---- the run -----------------------------------------------------------------------------------------------------
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -312,9 +341,10 @@ def main() -> int:
                     goals.note(f"{what}: ours launches {launch}; device copy {copy_gbs:,.0f} GB/s")
                 torch.cuda.empty_cache()
     table.save(args.out / "rowwise")
+    (args.out / "summary.md").write_text(summary(args.out / "rowwise.csv"))
     goals.report(args.out / "goals.txt")
     if args.copy_to is not None:
-        copy_results(args.out, args.copy_to, ("rowwise.csv", "rowwise.md", "goals.txt"))
+        copy_results(args.out, args.copy_to, ("rowwise.csv", "rowwise.md", "summary.md", "goals.txt"))
     return 0
 
 
