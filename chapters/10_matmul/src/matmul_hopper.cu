@@ -16,8 +16,9 @@
  *   - warp specialisation: warpgroup 0 is the PRODUCER (one thread issues the copies; the warpgroup gives its
  *     registers back with setmaxnreg.dec), warpgroups 1 and 2 are CONSUMERS (each takes 240 registers with
  *     setmaxnreg.inc: 128 fp32 accumulators for its 64×256 half of the block's 128×256 tile).
- * Not done (where the last 10 % lives; README.md, part 2): a persistent grid whose epilogue overlaps the next
- * tile's loads, thread-block clusters with TMA multicast, stores through shared memory and TMA.
+ * Not done in the op's schedule (where the last 10 % lives; README.md, part 2): a persistent grid whose epilogue
+ * overlaps the next tile's loads, thread-block clusters with TMA multicast, stores through shared memory and TMA.
+ * The first two are written as variants (WgmmaConfig below) that tools/wgmma_variants.cu times against cuBLAS.
  *
  * Layouts. A (M×K, row-major) is K-major: a 128×64 box is 128 rows of 128 bytes, swizzled in 1024-byte atoms of
  * 8 rows (descriptor: SBO = 1024 bytes between 8-row groups; k-steps of 16 elements move the start by 32 bytes).
