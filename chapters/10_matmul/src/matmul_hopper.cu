@@ -16,8 +16,9 @@
  *   - warp specialisation: warpgroup 0 is the PRODUCER (one thread issues the copies; the warpgroup gives its
  *     registers back with setmaxnreg.dec), warpgroups 1 and 2 are CONSUMERS (each takes 240 registers with
  *     setmaxnreg.inc: 128 fp32 accumulators for its 64×256 half of the block's 128×256 tile).
- * Not done (where the last 10 % lives; README.md, part 2): a persistent grid whose epilogue overlaps the next
- * tile's loads, thread-block clusters with TMA multicast, stores through shared memory and TMA.
+ * Not done in the op's schedule (where the last 10 % lives; README.md, part 2): a persistent grid whose epilogue
+ * overlaps the next tile's loads, thread-block clusters with TMA multicast, stores through shared memory and TMA.
+ * The first two are written as variants (WgmmaConfig below) that src/wgmma_variants.cu times against cuBLAS.
  *
  * Layouts. A (M×K, row-major) is K-major: a 128×64 box is 128 rows of 128 bytes, swizzled in 1024-byte atoms of
  * 8 rows (descriptor: SBO = 1024 bytes between 8-row groups; k-steps of 16 elements move the start by 32 bytes).
@@ -41,6 +42,7 @@
 #include <cudaTypedefs.h> /* PFN_cuTensorMapEncodeTiled */
 #include <stdint.h>
 
+#include <algorithm>
 #include <type_traits>
 
 #include "course_check.h"
@@ -50,16 +52,46 @@
 namespace {
 
 constexpr int kBM = 128, kBN = 256, kBK = 64; /* block tile; BK = 64 elements = 128 bytes: one swizzle row */
-constexpr int kStages = 4;                    /* 4 × 48 KB of tiles in flight */
 constexpr int kConsumers = 2;                 /* consumer warpgroups, 64 rows of the block tile each */
 constexpr int kThreads = 128 * (1 + kConsumers);
 constexpr int kBoxN = 64; /* B's box: 64 columns (128 bytes) × kBK rows */
-constexpr int kTileABytes = kBM * kBK * 2, kTileBBytes = kBN * kBK * 2;
-constexpr int kStageBytes = kTileABytes + kTileBBytes;        /* 48 KB */
-constexpr size_t kSharedBytes = (size_t)kStages * kStageBytes /* tiles */
-                                + 2 * kStages * 8             /* full[], empty[] mbarriers */
-                                + 1024;                       /* room to align the tiles to 1024 bytes */
+constexpr int kTileABytes = kBM * kBK * 2, kTileBBytes = kBN * kBK * 2, kBoxBBytes = kBK * kBoxN * 2;
+constexpr int kStageBytes = kTileABytes + kTileBBytes; /* 48 KB */
 constexpr int kGroupM = 8; /* blocks go down 8 tile rows before moving right (L2 reuse, as rungs 7-10) */
+
+/* The kernel's schedule, a compile-time choice like rung 10's MmaTileShape. The op runs WgmmaTile (the first
+ * version: 4 stages, one block per tile, wait_group 0, no cluster); src/wgmma_variants.cu times the others against
+ * cuBLAS (NOTES.md, "Rung 11: variants").
+ *   STAGES       shared-memory ring depth, 48 KB a stage (4 is the most that fits in 227 KB).
+ *   PERSISTENT   false: one block per output tile. true: one block per SM (or as many as fit), each walking a
+ *                static list of tiles (tile = first + i × blocks); the producer loads the next tile's K-tiles while
+ *                the consumers still store the previous tile from registers, so the pipeline fill is hidden.
+ *   KEEP_ONE     false: each consumer waits for all its wgmmas after every K-tile (wait_group 0) and then releases
+ *                the stage. true: wait_group 1, so the K-tile just issued keeps the tensor cores busy while the
+ *                consumer releases the stage of the K-tile before it.
+ *   CLUSTER      1, or 2: two blocks of a thread-block cluster compute vertically adjacent tiles (same columns of
+ *                B); each loads its own A and half of B's boxes, and TMA multicasts each B box into both blocks'
+ *                shared memory: B's L2 traffic is halved. */
+template <int STAGES, bool PERSISTENT, bool KEEP_ONE, int CLUSTER>
+struct WgmmaConfig {
+    static constexpr int kStages = STAGES;
+    static constexpr bool kPersistent = PERSISTENT;
+    static constexpr bool kKeepOne = KEEP_ONE;
+    static constexpr int kCluster = CLUSTER;
+    static constexpr size_t kSharedBytes = (size_t)kStages * kStageBytes /* tiles */
+                                           + 2 * kStages * 8             /* full[], empty[] mbarriers */
+                                           + 1024;                       /* room to align the tiles to 1024 bytes */
+    /* setmaxnreg's split of the block's 384 × 168 registers (the cap at entry): 24 for the producer and 240 for
+     * each consumer; with a cluster the producer needs more (the multicast's rank, mask, box loop: at 24 it
+     * spills), so 40 and 232: 128 × 40 + 256 × 232 = 384 × 168. */
+    static constexpr int kProducerRegisters = kCluster > 1 ? 40 : 24;
+    static constexpr int kConsumerRegisters = kCluster > 1 ? 232 : 240;
+    static_assert(128 * kProducerRegisters + 256 * kConsumerRegisters <= kThreads * 168, "more than the block has");
+    static_assert(kStages >= 2 && kSharedBytes <= 227 * 1024, "the ring must fit in 227 KB of shared memory");
+    static_assert(kCluster == 1 || kCluster == 2, "clusters of 1 or 2 blocks along M");
+    static_assert(kGroupM % kCluster == 0 && (kBN / kBoxN) % kCluster == 0, "B's boxes split evenly");
+};
+using WgmmaTile = WgmmaConfig<4, false, false, 1>; /* the op's */
 
 template <typename T>
 struct Element;
@@ -123,6 +155,35 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap *map
         : "memory");
 }
 
+/* The same copy, delivered to the same shared-memory offset in every block of the cluster named in `mask` (bit r:
+ * the block of rank r); each block's barrier at offset `bar` counts the bytes it received. */
+[[maybe_unused]] __device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap *map, int inner, int outer,
+                                                      uint32_t bar, uint16_t mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+        " [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst),
+        "l"((uint64_t)map), "r"(inner), "r"(outer), "r"(bar), "h"(mask)
+        : "memory");
+}
+
+/* ---- clusters ------------------------------------------------------------------------------------------------ */
+__device__ __forceinline__ uint32_t cluster_rank() {
+    uint32_t rank;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+    return rank;
+}
+/* Every thread of every block of the cluster arrives, then waits for all of them (release / acquire: what each
+ * thread did before, barrier inits included, is visible to the others after). */
+__device__ __forceinline__ void cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
+}
+/* One arrival on the barrier at shared offset `bar` of the cluster's block `rank` (this block's own rank too). */
+__device__ __forceinline__ void mbarrier_arrive_cluster(uint32_t bar, uint32_t rank) {
+    uint32_t remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(rank));
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+}
+
 /* ---- wgmma --------------------------------------------------------------------------------------------------- */
 /* A shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"): bits 0-13 start address >> 4, 16-29 the
  * leading-dimension byte offset >> 4, 32-45 the stride-dimension byte offset >> 4, 49-51 base offset (0: our tiles
@@ -138,8 +199,10 @@ __device__ __forceinline__ void wgmma_fence() {
 __device__ __forceinline__ void wgmma_commit() {
     asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
 }
-__device__ __forceinline__ void wgmma_wait_all() {
-    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+/* Waits until at most `pending` committed groups of this warpgroup are still running. */
+template <int pending>
+__device__ __forceinline__ void wgmma_wait() {
+    asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(pending) : "memory");
 }
 
 /* The 128 fp32 accumulators of m64n256: d[j][0..7] for columns 16j..16j+15 (see the epilogue for which is where). */
@@ -193,100 +256,162 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[16][8], uint64_t des
 }
 #endif /* __CUDA_ARCH_FEAT_SM90_ALL */
 
-/* One block computes a 128×256 tile of C: warpgroup 0 loads, warpgroups 1 and 2 multiply (rows 0-63, 64-127). */
-template <typename T>
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+/* Unit → tile coordinates, grouped: kGroupM tile rows at a time go down before moving right. A unit is one tile, or
+ * with clusters of 2 a pair of vertically adjacent tiles (unit row u covers tile rows 2u and 2u + 1). */
+__device__ __forceinline__ void unit_coordinates(int unit, int units_m, int tiles_n, int group_units, int &unit_m,
+                                                 int &tile_n) {
+    const int per_group = group_units * tiles_n, group = unit / per_group;
+    const int first_m = group * group_units, group_rows = min(units_m - first_m, group_units);
+    unit_m = first_m + (unit % per_group) % group_rows;
+    tile_n = (unit % per_group) / group_rows;
+}
+#endif
+
+/* One block computes a 128×256 tile of C at a time: warpgroup 0 loads, warpgroups 1 and 2 multiply (rows 0-63,
+ * 64-127). With Cfg::kPersistent it goes on to further tiles; with Cfg::kCluster = 2 it shares B with its neighbour. */
+template <typename T, class Cfg>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, T *c,
                  int64_t ldc, int M, int N, int k_tiles, int tiles_m, int tiles_n, int paired) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    constexpr int kStages = Cfg::kStages, kCluster = Cfg::kCluster;
     extern __shared__ uint8_t shared_raw[];
-    /* The 128-byte swizzle repeats every 1024 bytes, and the descriptors assume tiles start on such a boundary. */
+    /* The 128-byte swizzle repeats every 1024 bytes, and the descriptors assume tiles start on such a boundary.
+     * (The dynamic shared memory starts at the same offset in every block, so the blocks of a cluster agree on it.) */
     const uint32_t raw = (uint32_t)__cvta_generic_to_shared(shared_raw);
     const uint32_t tiles = (raw + 1023u) & ~1023u;
     const uint32_t tiles_a = tiles, tiles_b = tiles + kStages * kTileABytes;
     const uint32_t bars = tiles + kStages * kStageBytes; /* full[s] at bars + 8s, empty[s] at bars + 8(kStages + s) */
 
-    /* Block → tile, grouped: kGroupM tile rows at a time. */
-    const int block = blockIdx.x, per_group = kGroupM * tiles_n, group = block / per_group;
-    const int first_m = group * kGroupM, group_rows = min(tiles_m - first_m, kGroupM);
-    const int tile_m = first_m + (block % per_group) % group_rows, tile_n = (block % per_group) / group_rows;
-    const int m0 = tile_m * kBM, n0 = tile_n * kBN;
+    /* The units this block computes: blockIdx.x / kCluster, then (persistent) every units_step-th after it. */
+    const uint32_t rank = kCluster > 1 ? cluster_rank() : 0; /* = blockIdx.x % kCluster */
+    const int units_m = (tiles_m + kCluster - 1) / kCluster, units = units_m * tiles_n;
+    const int first_unit = blockIdx.x / kCluster;
+    const int units_step = Cfg::kPersistent ? gridDim.x / kCluster : units; /* non-persistent: one unit */
 
     const int warpgroup = threadIdx.x / 128, thread = threadIdx.x % 128;
     if (threadIdx.x == 0) {
         for (int s = 0; s < kStages; ++s) {
-            mbarrier_init(bars + 8 * s, 1);                            /* the producer's arrive.expect_tx */
-            mbarrier_init(bars + 8 * (kStages + s), kConsumers * 128); /* every consumer thread */
+            mbarrier_init(bars + 8 * s, 1); /* the producer's arrive.expect_tx */
+            /* Without a cluster every consumer thread arrives; with one, lane 0 of each consumer warp of each block of
+             * the cluster (the producers write into every block's stage s, so they wait for all of them). */
+            mbarrier_init(bars + 8 * (kStages + s), kCluster == 1 ? kConsumers * 128 : kConsumers * 4 * kCluster);
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); /* the inits, visible to the copy engine */
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     }
-    __syncthreads();
+    if constexpr (kCluster > 1) {
+        cluster_sync(); /* the neighbour's barriers exist before anything is multicast into it */
+    } else {
+        __syncthreads();
+    }
 
     if (warpgroup == 0) {
         /* PRODUCER. Fewer registers for this warpgroup, more for the consumers (setmaxnreg works on whole warpgroups,
          * so every thread of it executes this; then thread 0 alone issues the copies). */
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 24;");
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(Cfg::kProducerRegisters));
         if (thread == 0) {
-            /* B's boxes that start inside the matrix (at the right edge fewer than 4; the columns of the others
-             * only feed outputs past N, which are not stored, so their stale shared memory is harmless). */
-            const int boxes_b = min(kBN / kBoxN, (N - n0 + kBoxN - 1) / kBoxN);
-            const uint32_t bytes = kTileABytes + boxes_b * (kBK * kBoxN * 2);
-            for (int kt = 0; kt < k_tiles; ++kt) {
-                const int s = kt % kStages;
-                /* The stage was used by round kt/kStages - 1: wait until both consumers released it. */
-                if (kt >= kStages) mbarrier_wait(bars + 8 * (kStages + s), ((kt / kStages) - 1) & 1);
-                const uint32_t full = bars + 8 * s;
-                /* Whole boxes' bytes, also where a box hangs over the matrix's edge: TMA writes those zeros too. */
-                mbarrier_arrive_expect_tx(full, bytes);
-                tma_load_2d(tiles_a + s * kTileABytes, &map_a, kt * kBK, m0, full); /* {k, m} */
-                for (int j = 0; j < boxes_b; ++j) {
-                    tma_load_2d(tiles_b + s * kTileBBytes + j * (kBK * kBoxN * 2), &map_b, n0 + j * kBoxN, kt * kBK,
-                                full); /* {n, k} */
+            int it = 0; /* K-tiles loaded so far by this block, over all its tiles: stage it % kStages */
+            for (int unit = first_unit; unit < units; unit += units_step) {
+                int unit_m, tile_n;
+                unit_coordinates(unit, units_m, tiles_n, kGroupM / kCluster, unit_m, tile_n);
+                const int m0 = (unit_m * kCluster + (int)rank) * kBM, n0 = tile_n * kBN;
+                /* B's boxes that start inside the matrix (at the right edge fewer than 4; the columns of the others
+                 * only feed outputs past N, which are not stored, so their stale shared memory is harmless). */
+                const int boxes_b = min(kBN / kBoxN, (N - n0 + kBoxN - 1) / kBoxN);
+                /* Whole boxes' bytes, also where a box hangs over the matrix's edge: TMA writes those zeros too
+                 * (with a cluster, also a block whose A tile lies wholly below M: its tile is zeros). */
+                const uint32_t bytes = kTileABytes + boxes_b * kBoxBBytes;
+                for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+                    const int s = it % kStages;
+                    /* The stage was used by round it/kStages - 1: wait until every consumer released it. */
+                    if (it >= kStages) mbarrier_wait(bars + 8 * (kStages + s), ((it / kStages) - 1) & 1);
+                    const uint32_t full = bars + 8 * s;
+                    mbarrier_arrive_expect_tx(full, bytes);
+                    tma_load_2d(tiles_a + s * kTileABytes, &map_a, kt * kBK, m0, full); /* {k, m} */
+                    /* B: every box (no cluster), or every kCluster-th box starting at this block's rank, sent to
+                     * all the cluster's blocks: each block's full[s] receives all boxes_b boxes in the end. */
+                    for (int j = (int)rank; j < boxes_b; j += kCluster) {
+                        const uint32_t dst = tiles_b + s * kTileBBytes + j * kBoxBBytes;
+                        if constexpr (kCluster == 1) {
+                            tma_load_2d(dst, &map_b, n0 + j * kBoxN, kt * kBK, full); /* {n, k} */
+                        } else {
+                            tma_load_2d_multicast(dst, &map_b, n0 + j * kBoxN, kt * kBK, full,
+                                                  (uint16_t)((1u << kCluster) - 1));
+                        }
+                    }
                 }
+                if constexpr (!Cfg::kPersistent) break; /* one tile per block (the compiler then drops the loop) */
             }
         }
     } else {
         /* CONSUMERS: warpgroup w (1 or 2) computes rows 64(w-1) .. 64(w-1)+63 of the block's tile. */
-        asm volatile("setmaxnreg.inc.sync.aligned.u32 240;");
-        const int half = warpgroup - 1;
-        float d[16][8];
-#pragma unroll
-        for (int j = 0; j < 16; ++j) {
-#pragma unroll
-            for (int e = 0; e < 8; ++e) d[j][e] = 0.0f;
-        }
-        for (int kt = 0; kt < k_tiles; ++kt) {
-            const int s = kt % kStages;
-            mbarrier_wait(bars + 8 * s, (kt / kStages) & 1);
-            const uint32_t a = tiles_a + s * kTileABytes + half * (64 * kBK * 2); /* this warpgroup's 64 rows */
-            const uint32_t b = tiles_b + s * kTileBBytes;
-            wgmma_fence(); /* the accumulators were written by ordinary instructions (the zeros, earlier rounds) */
-#pragma unroll
-            for (int kk = 0; kk < kBK / 16; ++kk) {
-                /* A: K-major, 16 elements further along k = 32 bytes further along the (swizzled) row.
-                 * B: MN-major, 16 rows further along k = 16 × 128 bytes. */
-                const uint64_t desc_a = descriptor(a + kk * 32, 16, 1024);
-                const uint64_t desc_b = descriptor(b + kk * 16 * 128, kBK * kBoxN * 2, 1024);
-                wgmma_m64n256k16<T>(d, desc_a, desc_b);
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(Cfg::kConsumerRegisters));
+        const int half = warpgroup - 1, warp = thread / 32, lane = thread % 32;
+        /* Stage s has been read by this warpgroup: tell the producer(s). */
+        const auto release = [&](int s) {
+            if constexpr (kCluster == 1) {
+                mbarrier_arrive(bars + 8 * (kStages + s));
+            } else if (lane == 0) {
+                for (int r = 0; r < kCluster; ++r) mbarrier_arrive_cluster(bars + 8 * (kStages + s), r);
             }
-            wgmma_commit();
-            wgmma_wait_all(); /* this stage's shared memory is read: release it to the producer */
-            mbarrier_arrive(bars + 8 * (kStages + s));
-        }
-        /* Epilogue: thread t of warp w holds, for each 16 columns j, rows 16w + t/4 and +8, columns 2(t%4), +1, +8,
-         * +9 (the m64nNk16 accumulator layout; the lesson draws mma.sync's, the same per warp). */
-        const int warp = thread / 32, lane = thread % 32;
-        const int64_t row = (int64_t)m0 + half * 64 + warp * 16 + lane / 4;
+        };
+        int it = 0; /* K-tiles consumed so far, over all this block's tiles (the producer counts the same way) */
+        for (int unit = first_unit; unit < units; unit += units_step) {
+            int unit_m, tile_n;
+            unit_coordinates(unit, units_m, tiles_n, kGroupM / kCluster, unit_m, tile_n);
+            const int m0 = (unit_m * kCluster + (int)rank) * kBM, n0 = tile_n * kBN;
+            float d[16][8];
 #pragma unroll
-        for (int j = 0; j < 16; ++j) {
-            const int64_t col = (int64_t)n0 + 16 * j + 2 * (lane % 4);
-            store_pair<T>(c, ldc, M, N, row, col, d[j][0], d[j][1], paired);
-            store_pair<T>(c, ldc, M, N, row + 8, col, d[j][2], d[j][3], paired);
-            store_pair<T>(c, ldc, M, N, row, col + 8, d[j][4], d[j][5], paired);
-            store_pair<T>(c, ldc, M, N, row + 8, col + 8, d[j][6], d[j][7], paired);
+            for (int j = 0; j < 16; ++j) {
+#pragma unroll
+                for (int e = 0; e < 8; ++e) d[j][e] = 0.0f;
+            }
+            for (int kt = 0; kt < k_tiles; ++kt, ++it) {
+                const int s = it % kStages;
+                mbarrier_wait(bars + 8 * s, (it / kStages) & 1);
+                const uint32_t a = tiles_a + s * kTileABytes + half * (64 * kBK * 2); /* this warpgroup's 64 rows */
+                const uint32_t b = tiles_b + s * kTileBBytes;
+                wgmma_fence(); /* the accumulators were written by ordinary instructions (the zeros, earlier tiles) */
+#pragma unroll
+                for (int kk = 0; kk < kBK / 16; ++kk) {
+                    /* A: K-major, 16 elements further along k = 32 bytes further along the (swizzled) row.
+                     * B: MN-major, 16 rows further along k = 16 × 128 bytes. */
+                    const uint64_t desc_a = descriptor(a + kk * 32, 16, 1024);
+                    const uint64_t desc_b = descriptor(b + kk * 16 * 128, kBoxBBytes, 1024);
+                    wgmma_m64n256k16<T>(d, desc_a, desc_b);
+                }
+                wgmma_commit();
+                if constexpr (Cfg::kKeepOne) {
+                    /* This K-tile's group may still run; the one before it is done: release that one's stage. */
+                    wgmma_wait<1>();
+                    if (kt > 0) release((it - 1) % kStages);
+                } else {
+                    wgmma_wait<0>(); /* this stage's shared memory is read: release it to the producer */
+                    release(s);
+                }
+            }
+            if constexpr (Cfg::kKeepOne) {
+                wgmma_wait<0>();
+                release((it - 1) % kStages);
+            }
+            /* Epilogue: thread t of warp w holds, for each 16 columns j, rows 16w + t/4 and +8, columns 2(t%4), +1,
+             * +8, +9 (the m64nNk16 accumulator layout; the lesson draws mma.sync's, the same per warp). */
+            const int64_t row = (int64_t)m0 + half * 64 + warp * 16 + lane / 4;
+#pragma unroll
+            for (int j = 0; j < 16; ++j) {
+                const int64_t col = (int64_t)n0 + 16 * j + 2 * (lane % 4);
+                store_pair<T>(c, ldc, M, N, row, col, d[j][0], d[j][1], paired);
+                store_pair<T>(c, ldc, M, N, row + 8, col, d[j][2], d[j][3], paired);
+                store_pair<T>(c, ldc, M, N, row, col + 8, d[j][4], d[j][5], paired);
+                store_pair<T>(c, ldc, M, N, row + 8, col + 8, d[j][6], d[j][7], paired);
+            }
+            if constexpr (!Cfg::kPersistent) break;
         }
     }
+    /* With a cluster, no block may leave while its neighbour can still arrive on its barriers. */
+    if constexpr (kCluster > 1) cluster_sync();
 #endif /* __CUDA_ARCH_FEAT_SM90_ALL */
 }
 
@@ -321,24 +446,93 @@ cudaError_t make_map(CUtensorMap *map, CUtensorMapDataType type, const void *dat
     return result == CUDA_SUCCESS ? cudaSuccess : cudaErrorNotSupported;
 }
 
-template <typename T>
-cudaError_t launch_wgmma(int64_t M, int64_t N, int64_t K, matmul_operand a, matmul_operand b, void *c, int64_t ldc,
-                         cudaStream_t stream) {
+/* How many blocks of `kernel` the GPU holds at once (persistent grids): blocks per SM × SMs, or with clusters the
+ * clusters that fit at once × their size (a cluster's blocks must sit in one GPC, so fewer may fit). Asked once
+ * per device and kernel. */
+template <class Cfg, typename Kernel>
+cudaError_t resident_blocks(Kernel kernel, int device, int *blocks) {
+    static int known[64] = {};
+    if (device >= 0 && device < 64 && known[device] > 0) {
+        *blocks = known[device];
+        return cudaSuccess;
+    }
+    int count = 0;
+    if constexpr (Cfg::kCluster == 1) {
+        int sms = 0, per_sm = 0;
+        CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        CUDA_RETURN_IF_ERROR(
+            cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, Cfg::kSharedBytes));
+        count = sms * per_sm;
+    } else {
+        cudaLaunchConfig_t config = {};
+        cudaLaunchAttribute cluster[1];
+        cluster[0].id = cudaLaunchAttributeClusterDimension;
+        cluster[0].val.clusterDim.x = Cfg::kCluster;
+        cluster[0].val.clusterDim.y = cluster[0].val.clusterDim.z = 1;
+        config.gridDim = dim3(Cfg::kCluster);
+        config.blockDim = dim3(kThreads);
+        config.dynamicSmemBytes = Cfg::kSharedBytes;
+        config.attrs = cluster;
+        config.numAttrs = 1;
+        int clusters = 0;
+        CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
+        count = clusters * Cfg::kCluster;
+    }
+    if (count <= 0) return cudaErrorInvalidConfiguration;
+    if (device >= 0 && device < 64) known[device] = count;
+    *blocks = count;
+    return cudaSuccess;
+}
+
+template <typename T, class Cfg>
+cudaError_t launch_wgmma_variant(int64_t M, int64_t N, int64_t K, matmul_operand a, matmul_operand b, void *c,
+                                 int64_t ldc, cudaStream_t stream) {
     CUtensorMap map_a, map_b;
     CUDA_RETURN_IF_ERROR(make_map(&map_a, Element<T>::kTmaType, a.data, M, K, a.row_stride, kBK, kBM));
     CUDA_RETURN_IF_ERROR(make_map(&map_b, Element<T>::kTmaType, b.data, K, N, b.row_stride, kBoxN, kBK));
-    const auto kernel = wgmma_kernel<T>;
-    CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)kSharedBytes));
+    const auto kernel = wgmma_kernel<T, Cfg>;
+    CUDA_RETURN_IF_ERROR(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Cfg::kSharedBytes));
     const int64_t tiles_m = (M + kBM - 1) / kBM, tiles_n = (N + kBN - 1) / kBN, k_tiles = (K + kBK - 1) / kBK;
+    /* Units: tiles, or with clusters pairs of tiles one above the other (the last pair may hang below M). */
+    const int64_t units = (tiles_m + Cfg::kCluster - 1) / Cfg::kCluster * tiles_n;
     int device = 0, most_blocks = 0;
     CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
     CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&most_blocks, cudaDevAttrMaxGridDimX, device));
-    if (tiles_m * tiles_n > most_blocks || M > INT32_MAX || N > INT32_MAX || k_tiles > INT32_MAX)
+    if (units * Cfg::kCluster > most_blocks || M > INT32_MAX || N > INT32_MAX || k_tiles > INT32_MAX)
         return cudaErrorInvalidConfiguration;
+    int64_t blocks = units * Cfg::kCluster; /* one block per tile */
+    if constexpr (Cfg::kPersistent) {
+        int resident = 0;
+        CUDA_RETURN_IF_ERROR(resident_blocks<Cfg>(kernel, device, &resident));
+        blocks = std::min<int64_t>(blocks, resident / Cfg::kCluster * Cfg::kCluster);
+    }
     const int paired = ldc % 2 == 0 && reinterpret_cast<uintptr_t>(c) % 4 == 0;
-    kernel<<<(unsigned int)(tiles_m * tiles_n), kThreads, kSharedBytes, stream>>>(
-        map_a, map_b, static_cast<T *>(c), ldc, (int)M, (int)N, (int)k_tiles, (int)tiles_m, (int)tiles_n, paired);
+    if constexpr (Cfg::kCluster == 1) {
+        kernel<<<(unsigned int)blocks, kThreads, Cfg::kSharedBytes, stream>>>(
+            map_a, map_b, static_cast<T *>(c), ldc, (int)M, (int)N, (int)k_tiles, (int)tiles_m, (int)tiles_n, paired);
+    } else {
+        cudaLaunchConfig_t config = {};
+        cudaLaunchAttribute cluster[1];
+        cluster[0].id = cudaLaunchAttributeClusterDimension;
+        cluster[0].val.clusterDim.x = Cfg::kCluster;
+        cluster[0].val.clusterDim.y = cluster[0].val.clusterDim.z = 1;
+        config.gridDim = dim3((unsigned int)blocks);
+        config.blockDim = dim3(kThreads);
+        config.dynamicSmemBytes = Cfg::kSharedBytes;
+        config.stream = stream;
+        config.attrs = cluster;
+        config.numAttrs = 1;
+        CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&config, kernel, map_a, map_b, static_cast<T *>(c), ldc, (int)M,
+                                                (int)N, (int)k_tiles, (int)tiles_m, (int)tiles_n, paired));
+    }
     return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t launch_wgmma(int64_t M, int64_t N, int64_t K, matmul_operand a, matmul_operand b, void *c, int64_t ldc,
+                         cudaStream_t stream) {
+    return launch_wgmma_variant<T, WgmmaTile>(M, N, K, a, b, c, ldc, stream);
 }
 
 }  // namespace

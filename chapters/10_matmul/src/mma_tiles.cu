@@ -15,7 +15,8 @@
 #include <functional>
 #include <vector>
 
-#include "../src/matmul_tensor.cu"
+#include "course_check.h"
+#include "matmul_tensor.cu"
 
 /* Rung 11 lives in matmul_hopper.cu (sm_90a); this program times rung 10 only. */
 extern "C" int matmul_tma_compatible(int64_t, int64_t, int64_t, matmul_operand, matmul_operand) {
@@ -26,14 +27,6 @@ extern "C" cudaError_t matmul_wgmma_cuda(course_dtype, int64_t, int64_t, int64_t
     return cudaErrorNotSupported;
 }
 
-#define CHECK_CUDA(call)                                                                                          \
-    do {                                                                                                          \
-        cudaError_t e_ = (call);                                                                                  \
-        if (e_ != cudaSuccess) {                                                                                  \
-            std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));           \
-            std::exit(1);                                                                                         \
-        }                                                                                                         \
-    } while (0)
 #define CHECK_CUBLAS(call)                                                                                        \
     do {                                                                                                          \
         cublasStatus_t s_ = (call);                                                                               \
@@ -48,21 +41,21 @@ using bf16 = __nv_bfloat16;
 /* min / median / max TFLOP/s of `launch` over 5 rounds of 10 launches. */
 static std::vector<double> time_tflops(const std::function<void()> &launch, double flops) {
     cudaEvent_t start, stop;
-    CHECK_CUDA(cudaEventCreate(&start));
-    CHECK_CUDA(cudaEventCreate(&stop));
+    CUDA_CHECK(cudaEventCreate(&start));
+    CUDA_CHECK(cudaEventCreate(&stop));
     for (int i = 0; i < 3; ++i) launch();
     std::vector<double> rates;
     for (int round = 0; round < 5; ++round) {
-        CHECK_CUDA(cudaEventRecord(start));
+        CUDA_CHECK(cudaEventRecord(start));
         for (int i = 0; i < 10; ++i) launch();
-        CHECK_CUDA(cudaEventRecord(stop));
-        CHECK_CUDA(cudaEventSynchronize(stop));
+        CUDA_CHECK(cudaEventRecord(stop));
+        CUDA_CHECK(cudaEventSynchronize(stop));
         float ms = 0;
-        CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+        CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
         rates.push_back(flops * 10 / (ms * 1e-3) / 1e12);
     }
-    CHECK_CUDA(cudaEventDestroy(start));
-    CHECK_CUDA(cudaEventDestroy(stop));
+    CUDA_CHECK(cudaEventDestroy(start));
+    CUDA_CHECK(cudaEventDestroy(stop));
     std::sort(rates.begin(), rates.end());
     return {rates.front(), rates[rates.size() / 2], rates.back()};
 }
@@ -70,8 +63,8 @@ static std::vector<double> time_tflops(const std::function<void()> &launch, doub
 /* Largest |C - reference| over the largest |reference|. */
 static double relative_error(const bf16 *c, const bf16 *reference, size_t n) {
     std::vector<bf16> got(n), want(n);
-    CHECK_CUDA(cudaMemcpy(got.data(), c, n * 2, cudaMemcpyDeviceToHost));
-    CHECK_CUDA(cudaMemcpy(want.data(), reference, n * 2, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(got.data(), c, n * 2, cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaMemcpy(want.data(), reference, n * 2, cudaMemcpyDeviceToHost));
     double worst = 0, scale = 0;
     for (size_t i = 0; i < n; ++i) {
         const double g = __bfloat162float(got[i]), w = __bfloat162float(want[i]);
@@ -91,13 +84,13 @@ template <class S>
 static void sweep_line(const char *name, Problem &p) {
     const matmul_operand a{p.a, p.k, 1}, b{p.b, p.n, 1};
     const auto launch = [&] {
-        CHECK_CUDA((launch_mma_sync_variant<bf16, S, true, true>(p.m, p.n, p.k, a, b, p.c, p.n, true, nullptr)));
+        CUDA_CHECK((launch_mma_sync_variant<bf16, S, true, true>(p.m, p.n, p.k, a, b, p.c, p.n, true, nullptr)));
     };
     cudaFuncAttributes attributes;
-    CHECK_CUDA(cudaFuncGetAttributes(&attributes, mma_sync_kernel<bf16, S, true, true>));
-    CHECK_CUDA(cudaMemset(p.c, 0xff, (size_t)p.m * p.n * 2)); /* NaN everywhere: an unwritten element shows */
+    CUDA_CHECK(cudaFuncGetAttributes(&attributes, mma_sync_kernel<bf16, S, true, true>));
+    CUDA_CHECK(cudaMemset(p.c, 0xff, (size_t)p.m * p.n * 2)); /* NaN everywhere: an unwritten element shows */
     launch();
-    CHECK_CUDA(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaDeviceSynchronize());
     const double error = relative_error(p.c, p.reference, (size_t)p.m * p.n);
     const auto r = time_tflops(launch, 2.0 * p.m * p.n * p.k);
     std::printf("  %-40s %3d regs %3zu B local  %6.1f / %6.1f / %6.1f TFLOP/s  %5.1f %% of cuBLAS  error %.2e%s\n",
@@ -113,13 +106,13 @@ int main() {
         Problem p{size[0], size[1], size[2], nullptr, nullptr, nullptr, nullptr, 0};
         std::vector<bf16> host((size_t)std::max(p.m * p.k, p.k * p.n));
         srand(1);
-        CHECK_CUDA(cudaMalloc(&p.a, (size_t)p.m * p.k * 2));
-        CHECK_CUDA(cudaMalloc(&p.b, (size_t)p.k * p.n * 2));
-        CHECK_CUDA(cudaMalloc(&p.c, (size_t)p.m * p.n * 2));
-        CHECK_CUDA(cudaMalloc(&p.reference, (size_t)p.m * p.n * 2));
+        CUDA_CHECK(cudaMalloc(&p.a, (size_t)p.m * p.k * 2));
+        CUDA_CHECK(cudaMalloc(&p.b, (size_t)p.k * p.n * 2));
+        CUDA_CHECK(cudaMalloc(&p.c, (size_t)p.m * p.n * 2));
+        CUDA_CHECK(cudaMalloc(&p.reference, (size_t)p.m * p.n * 2));
         for (bf16 *target : {p.a, p.b}) {
             for (auto &v : host) v = __float2bfloat16(2.0f * rand() / RAND_MAX - 1.0f);
-            CHECK_CUDA(cudaMemcpy(target, host.data(), (size_t)(target == p.a ? p.m * p.k : p.k * p.n) * 2,
+            CUDA_CHECK(cudaMemcpy(target, host.data(), (size_t)(target == p.a ? p.m * p.k : p.k * p.n) * 2,
                                   cudaMemcpyHostToDevice));
         }
         /* Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: cuBLAS gets B first. */
@@ -130,7 +123,7 @@ int main() {
                                       CUDA_R_16BF, (int)p.n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
         };
         cublas();
-        CHECK_CUDA(cudaDeviceSynchronize());
+        CUDA_CHECK(cudaDeviceSynchronize());
         const auto c = time_tflops(cublas, 2.0 * p.m * p.n * p.k);
         p.cublas_tflops = c[1];
         std::printf("%lldx%lldx%lld: cuBLAS bf16 %.1f / %.1f / %.1f TFLOP/s\n", (long long)p.m, (long long)p.n,
@@ -150,7 +143,7 @@ int main() {
         sweep_line<MmaTileShape<256, 128, 32, 4, 4, 4, 1>>("256x128x32, 4 stages, 16 warps of 64x32", p);
         sweep_line<MmaTileShape<MmaTile::BM, MmaTile::BN, MmaTile::BK, MmaTile::STAGES, MmaTile::WARPS_M,
                                 MmaTile::WARPS_N, MmaTile::MIN_BLOCKS>>("the op's MmaTile", p);
-        for (bf16 *ptr : {p.a, p.b, p.c, p.reference}) CHECK_CUDA(cudaFree(ptr));
+        for (bf16 *ptr : {p.a, p.b, p.c, p.reference}) CUDA_CHECK(cudaFree(ptr));
     }
     CHECK_CUBLAS(cublasDestroy(handle));
     return 0;
