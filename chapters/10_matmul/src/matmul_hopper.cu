@@ -177,11 +177,18 @@ __device__ __forceinline__ uint32_t cluster_rank() {
 __device__ __forceinline__ void cluster_sync() {
     asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
 }
-/* One arrival on the barrier at shared offset `bar` of the cluster's block `rank` (this block's own rank too). */
+/* One arrival on the barrier at shared offset `bar` of the cluster's block `rank` (this block's own rank too).
+ * The arrival is a plain one (release at the scope of this block, the default), as CUTLASS's ClusterBarrier::arrive
+ * writes it. The first version wrote `mbarrier.arrive.release.cluster`: a release at cluster scope, which ptxas
+ * compiles to MEMBAR.ALL.CTA + MEMBAR.ALL.GPU + ERRBAR + CGAERRBAR before the arrive, i.e. a GPU-wide memory fence
+ * twice per K-tile in every consumer warp while the tensor cores wait: the 2.5x slowdown of the first cluster
+ * variants (NOTES.md, "Rung 11: variants"). Nothing needs releasing here: the arrival only says "the wgmmas that
+ * read this stage have completed" (wgmma.wait_group came first), and the stage's next writer is the copy engine,
+ * which the partner's producer starts only after its wait on this barrier. */
 __device__ __forceinline__ void mbarrier_arrive_cluster(uint32_t bar, uint32_t rank) {
     uint32_t remote;
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(bar), "r"(rank));
-    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
 }
 
 /* ---- wgmma --------------------------------------------------------------------------------------------------- */
@@ -344,6 +351,16 @@ __global__ void __launch_bounds__(kThreads, 1)
                 }
                 if constexpr (!Cfg::kPersistent) break; /* one tile per block (the compiler then drops the loop) */
             }
+            /* With a cluster, the neighbour's consumers arrive on this block's empty[] barriers: the block may leave
+             * only once they all have (a later arrival would land in freed shared memory). Waiting for the release
+             * of each of the last kStages K-tiles, as CUTLASS's producer "tail" does, is enough: the multicast bytes
+             * into this block were all awaited by its own consumers. (The first version ended with a cluster_sync,
+             * whose release at cluster scope is a GPU-wide fence behind the epilogue's stores.) */
+            if constexpr (kCluster > 1) {
+                for (int i = 0; i < kStages; ++i, ++it) {
+                    if (it >= kStages) mbarrier_wait(bars + 8 * (kStages + it % kStages), ((it / kStages) - 1) & 1);
+                }
+            }
         }
     } else {
         /* CONSUMERS: warpgroup w (1 or 2) computes rows 64(w-1) .. 64(w-1)+63 of the block's tile. */
@@ -410,8 +427,6 @@ __global__ void __launch_bounds__(kThreads, 1)
             if constexpr (!Cfg::kPersistent) break;
         }
     }
-    /* With a cluster, no block may leave while its neighbour can still arrive on its barriers. */
-    if constexpr (kCluster > 1) cluster_sync();
 #endif /* __CUDA_ARCH_FEAT_SM90_ALL */
 }
 
