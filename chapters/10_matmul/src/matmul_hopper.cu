@@ -71,14 +71,24 @@ constexpr int kGroupM = 8; /* blocks go down 8 tile rows before moving right (L2
  *                consumer releases the stage of the K-tile before it.
  *   CLUSTER      1, or 2: two blocks of a thread-block cluster compute vertically adjacent tiles (same columns of
  *                B); each loads its own A and half of B's boxes, and TMA multicasts each B box into both blocks'
- *                shared memory: B's L2 traffic is halved. */
-template <int STAGES, bool PERSISTENT, bool KEEP_ONE, int CLUSTER>
+ *                shared memory: B's L2 traffic is halved.
+ *   TMA_STORE    false: the consumers store C from registers (two elements per store, straight to global memory).
+ *                true: each consumer writes its 64×256 half of the tile into shared memory (bf16/fp16, 32 KB, in the
+ *                128-byte swizzle) and one thread hands it to the copy engine (cp.async.bulk.tensor, global ←
+ *                shared), which stores it while the consumers go back to the next tile's K-loop; 64 KB more shared
+ *                memory, so at most 3 stages. C must suit TMA (row stride a multiple of 8 elements, 16-byte aligned
+ *                address); otherwise the launch falls back to the same schedule with register stores. */
+template <int STAGES, bool PERSISTENT, bool KEEP_ONE, int CLUSTER, bool TMA_STORE = false>
 struct WgmmaConfig {
     static constexpr int kStages = STAGES;
     static constexpr bool kPersistent = PERSISTENT;
     static constexpr bool kKeepOne = KEEP_ONE;
     static constexpr int kCluster = CLUSTER;
+    static constexpr bool kTmaStore = TMA_STORE;
+    using RegisterStore = WgmmaConfig<STAGES, PERSISTENT, KEEP_ONE, CLUSTER, false>; /* the fallback */
+    static constexpr size_t kStoreBytes = kTmaStore ? (size_t)kBM * kBN * 2 : 0;      /* C's staging, both halves */
     static constexpr size_t kSharedBytes = (size_t)kStages * kStageBytes /* tiles */
+                                           + kStoreBytes                 /* C's staging (TMA_STORE) */
                                            + 2 * kStages * 8             /* full[], empty[] mbarriers */
                                            + 1024;                       /* room to align the tiles to 1024 bytes */
     /* setmaxnreg's split of the block's 384 × 168 registers (the cap at entry): 24 for the producer and 240 for
@@ -200,6 +210,42 @@ __device__ __forceinline__ uint64_t descriptor(uint32_t address, uint32_t leadin
            (uint64_t)((stride_bytes & 0x3FFFF) >> 4) << 32 | (uint64_t)1 << 62;
 }
 
+/* ---- TMA store: the copy engine writes a 2-D box of shared memory into a tensor (clipped at the matrix's edges) */
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, uint32_t src, int inner, int outer) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"((uint64_t)map),
+                 "r"(inner), "r"(outer), "r"(src)
+                 : "memory");
+}
+/* The stores issued so far by this thread form one group; wait_read<0> waits until every group has finished READING
+ * shared memory (it may be overwritten), wait_all<0> until the writes to global memory are done too. */
+__device__ __forceinline__ void tma_store_commit() {
+    asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+__device__ __forceinline__ void tma_store_wait_read() {
+    asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+}
+__device__ __forceinline__ void tma_store_wait_all() {
+    asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+}
+/* A barrier for the 128 threads of one warpgroup alone (id 1 or 2; id 0 is __syncthreads'). */
+__device__ __forceinline__ void warpgroup_sync(int id) {
+    asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory");
+}
+__device__ __forceinline__ void st_shared_b32(uint32_t address, uint32_t value) {
+    asm volatile("st.shared.b32 [%0], %1;" ::"r"(address), "r"(value) : "memory");
+}
+/* Two floats rounded to T and packed into one 32-bit word (the lower address gets x). */
+template <typename T>
+__device__ __forceinline__ uint32_t pack_pair(float x, float y) {
+    if constexpr (std::is_same<T, __nv_bfloat16>::value) {
+        __nv_bfloat162 v = __floats2bfloat162_rn(x, y);
+        return *reinterpret_cast<uint32_t *>(&v);
+    } else {
+        __half2 v = __floats2half2_rn(x, y);
+        return *reinterpret_cast<uint32_t *>(&v);
+    }
+}
+
 __device__ __forceinline__ void wgmma_fence() {
     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 }
@@ -279,7 +325,8 @@ __device__ __forceinline__ void unit_coordinates(int unit, int units_m, int tile
  * 64-127). With Cfg::kPersistent it goes on to further tiles; with Cfg::kCluster = 2 it shares B with its neighbour. */
 template <typename T, class Cfg>
 __global__ void __launch_bounds__(kThreads, 1)
-    wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, T *c,
+    wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                 const __grid_constant__ CUtensorMap map_c /* used with Cfg::kTmaStore only */, T *c,
                  int64_t ldc, int M, int N, int k_tiles, int tiles_m, int tiles_n, int paired) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     constexpr int kStages = Cfg::kStages, kCluster = Cfg::kCluster;
@@ -289,7 +336,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     const uint32_t raw = (uint32_t)__cvta_generic_to_shared(shared_raw);
     const uint32_t tiles = (raw + 1023u) & ~1023u;
     const uint32_t tiles_a = tiles, tiles_b = tiles + kStages * kTileABytes;
-    const uint32_t bars = tiles + kStages * kStageBytes; /* full[s] at bars + 8s, empty[s] at bars + 8(kStages + s) */
+    const uint32_t staging = tiles + kStages * kStageBytes; /* C's staging (TMA_STORE): 32 KB per consumer */
+    const uint32_t bars = staging + Cfg::kStoreBytes; /* full[s] at bars + 8s, empty[s] at bars + 8(kStages + s) */
 
     /* The units this block computes: blockIdx.x / kCluster, then (persistent) every units_step-th after it. */
     const uint32_t rank = kCluster > 1 ? cluster_rank() : 0; /* = blockIdx.x % kCluster */
@@ -415,16 +463,52 @@ __global__ void __launch_bounds__(kThreads, 1)
             }
             /* Epilogue: thread t of warp w holds, for each 16 columns j, rows 16w + t/4 and +8, columns 2(t%4), +1,
              * +8, +9 (the m64nNk16 accumulator layout; the lesson draws mma.sync's, the same per warp). */
-            const int64_t row = (int64_t)m0 + half * 64 + warp * 16 + lane / 4;
+            if constexpr (Cfg::kTmaStore) {
+                /* Through shared memory: this warpgroup's 64×256 half as 4 boxes of 64 rows × 64 columns (8 KB), each
+                 * in the 128-byte swizzle TMA expects (map_c): row r at r × 128 bytes, its 16-byte chunk q at
+                 * position q ^ (r % 8). A warp's store then touches 8 rows × 16 bytes in 8 different chunk positions:
+                 * all 32 banks, no conflict. */
+                const uint32_t mine = staging + half * (64 * kBN * 2);
+                if (thread == 0) tma_store_wait_read(); /* the previous tile's stores have read the staging */
+                warpgroup_sync(1 + half);
+                const int r0 = warp * 16 + lane / 4;
 #pragma unroll
-            for (int j = 0; j < 16; ++j) {
-                const int64_t col = (int64_t)n0 + 16 * j + 2 * (lane % 4);
-                store_pair<T>(c, ldc, M, N, row, col, d[j][0], d[j][1], paired);
-                store_pair<T>(c, ldc, M, N, row + 8, col, d[j][2], d[j][3], paired);
-                store_pair<T>(c, ldc, M, N, row, col + 8, d[j][4], d[j][5], paired);
-                store_pair<T>(c, ldc, M, N, row + 8, col + 8, d[j][6], d[j][7], paired);
+                for (int j = 0; j < 16; ++j) {
+                    const uint32_t box = mine + (j / 4) * (64 * kBoxN * 2);
+#pragma unroll
+                    for (int h = 0; h < 4; ++h) { /* d[j][2h], d[j][2h+1]: row r0 (+8 for h odd), column +8 for h >= 2 */
+                        const int r = r0 + 8 * (h % 2), col = (16 * j) % 64 + 8 * (h / 2) + 2 * (lane % 4);
+                        const uint32_t at = box + r * 128 + (((col / 8) ^ (r % 8)) * 16) + (col % 8) * 2;
+                        st_shared_b32(at, pack_pair<T>(d[j][2 * h], d[j][2 * h + 1]));
+                    }
+                }
+                /* The copy engine reads what ordinary stores wrote: each writer fences (the async proxy), then the
+                 * warpgroup meets, then one thread starts the 4 stores; the copy engine clips rows past M and columns
+                 * past N. The consumers go straight on to the next tile. */
+                asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+                warpgroup_sync(1 + half);
+                if (thread == 0) {
+                    for (int b = 0; b < kBN / kBoxN && n0 + b * kBoxN < N; ++b) {
+                        tma_store_2d(&map_c, mine + b * (64 * kBoxN * 2), n0 + b * kBoxN, m0 + half * 64);
+                    }
+                    tma_store_commit();
+                }
+            } else {
+                const int64_t row = (int64_t)m0 + half * 64 + warp * 16 + lane / 4;
+#pragma unroll
+                for (int j = 0; j < 16; ++j) {
+                    const int64_t col = (int64_t)n0 + 16 * j + 2 * (lane % 4);
+                    store_pair<T>(c, ldc, M, N, row, col, d[j][0], d[j][1], paired);
+                    store_pair<T>(c, ldc, M, N, row + 8, col, d[j][2], d[j][3], paired);
+                    store_pair<T>(c, ldc, M, N, row, col + 8, d[j][4], d[j][5], paired);
+                    store_pair<T>(c, ldc, M, N, row + 8, col + 8, d[j][6], d[j][7], paired);
+                }
             }
             if constexpr (!Cfg::kPersistent) break;
+        }
+        /* The block's shared memory must outlive the copy engine's reads, and its stores should be done. */
+        if constexpr (Cfg::kTmaStore) {
+            if (thread == 0) tma_store_wait_all();
         }
     }
 #endif /* __CUDA_ARCH_FEAT_SM90_ALL */
@@ -502,9 +586,16 @@ cudaError_t resident_blocks(Kernel kernel, int device, int *blocks) {
 template <typename T, class Cfg>
 cudaError_t launch_wgmma_variant(int64_t M, int64_t N, int64_t K, matmul_operand a, matmul_operand b, void *c,
                                  int64_t ldc, cudaStream_t stream) {
-    CUtensorMap map_a, map_b;
+    CUtensorMap map_a, map_b, map_c = {};
     CUDA_RETURN_IF_ERROR(make_map(&map_a, Element<T>::kTmaType, a.data, M, K, a.row_stride, kBK, kBM));
     CUDA_RETURN_IF_ERROR(make_map(&map_b, Element<T>::kTmaType, b.data, K, N, b.row_stride, kBoxN, kBK));
+    if constexpr (Cfg::kTmaStore) {
+        /* C through TMA: rows of a multiple of 16 bytes, a 16-byte aligned start (as for A and B); else the same
+         * schedule with register stores. Boxes of 64 rows × 64 columns, as the kernel stages them. */
+        const bool fits = (M == 1 ? N % 8 == 0 : ldc % 8 == 0) && reinterpret_cast<uintptr_t>(c) % 16 == 0;
+        if (!fits) return launch_wgmma_variant<T, typename Cfg::RegisterStore>(M, N, K, a, b, c, ldc, stream);
+        CUDA_RETURN_IF_ERROR(make_map(&map_c, Element<T>::kTmaType, c, M, N, ldc, kBoxN, 64));
+    }
     const auto kernel = wgmma_kernel<T, Cfg>;
     CUDA_RETURN_IF_ERROR(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Cfg::kSharedBytes));
@@ -525,7 +616,7 @@ cudaError_t launch_wgmma_variant(int64_t M, int64_t N, int64_t K, matmul_operand
     const int paired = ldc % 2 == 0 && reinterpret_cast<uintptr_t>(c) % 4 == 0;
     if constexpr (Cfg::kCluster == 1) {
         kernel<<<(unsigned int)blocks, kThreads, Cfg::kSharedBytes, stream>>>(
-            map_a, map_b, static_cast<T *>(c), ldc, (int)M, (int)N, (int)k_tiles, (int)tiles_m, (int)tiles_n, paired);
+            map_a, map_b, map_c, static_cast<T *>(c), ldc, (int)M, (int)N, (int)k_tiles, (int)tiles_m, (int)tiles_n, paired);
     } else {
         cudaLaunchConfig_t config = {};
         cudaLaunchAttribute cluster[1];
@@ -538,7 +629,7 @@ cudaError_t launch_wgmma_variant(int64_t M, int64_t N, int64_t K, matmul_operand
         config.stream = stream;
         config.attrs = cluster;
         config.numAttrs = 1;
-        CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&config, kernel, map_a, map_b, static_cast<T *>(c), ldc, (int)M,
+        CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&config, kernel, map_a, map_b, map_c, static_cast<T *>(c), ldc, (int)M,
                                                 (int)N, (int)k_tiles, (int)tiles_m, (int)tiles_n, paired));
     }
     return cudaGetLastError();

@@ -191,9 +191,13 @@ int main() {
         variant_line<WgmmaConfig<4, true, false, 1>>("persistent", p, handle, first);
         variant_line<WgmmaConfig<4, true, true, 1>>("persistent + wait_group 1", p, handle, first);
         variant_line<WgmmaConfig<3, true, true, 1>>("persistent + wait_group 1, 3 stages", p, handle, first);
+        variant_line<WgmmaConfig<3, true, false, 1, true>>("persistent + TMA store, 3 stages", p, handle, first);
+        variant_line<WgmmaConfig<3, true, true, 1, true>>("persistent + wait 1 + TMA store, 3 st", p, handle, first);
         variant_line<WgmmaConfig<4, false, false, 2>>("cluster 2 (B multicast)", p, handle, first);
         variant_line<WgmmaConfig<4, false, true, 2>>("cluster 2 + wait_group 1", p, handle, first);
         variant_line<WgmmaConfig<4, true, true, 2>>("cluster 2 + persistent + wait_group 1", p, handle, first);
+        variant_line<WgmmaConfig<4, true, false, 2>>("cluster 2 + persistent", p, handle, first);
+        variant_line<WgmmaConfig<3, true, false, 2, true>>("cluster 2 + persistent + TMA store, 3 st", p, handle, first);
         variant_line<WgmmaTile>("the op's WgmmaTile, again (drift)", p, handle, false);
         first = false;
     }
