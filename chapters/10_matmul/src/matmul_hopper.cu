@@ -56,7 +56,7 @@ constexpr int kConsumers = 2;                 /* consumer warpgroups, 64 rows of
 constexpr int kThreads = 128 * (1 + kConsumers);
 constexpr int kBoxN = 64; /* B's box: 64 columns (128 bytes) × kBK rows */
 constexpr int kTileABytes = kBM * kBK * 2, kTileBBytes = kBN * kBK * 2, kBoxBBytes = kBK * kBoxN * 2;
-constexpr int kStageBytes = kTileABytes + kTileBBytes; /* 48 KB */
+constexpr int kStageBytes = kTileABytes + kTileBBytes; /* 48 KB (ping-pong: Cfg::kStageBytes, 40 KB) */
 constexpr int kGroupM = 8; /* blocks go down 8 tile rows before moving right (L2 reuse, as rungs 7-10) */
 
 /* The kernel's schedule, a compile-time choice like rung 10's MmaTileShape. The op runs WgmmaTile (the first
@@ -77,19 +77,33 @@ constexpr int kGroupM = 8; /* blocks go down 8 tile rows before moving right (L2
  *                128-byte swizzle) and one thread hands it to the copy engine (cp.async.bulk.tensor, global ←
  *                shared), which stores it while the consumers go back to the next tile's K-loop; 64 KB more shared
  *                memory, so at most 3 stages. C must suit TMA (row stride a multiple of 8 elements, 16-byte aligned
- *                address); otherwise the launch falls back to the same schedule with register stores. */
-template <int STAGES, bool PERSISTENT, bool KEEP_ONE, int CLUSTER, bool TMA_STORE = false>
+ *                address); otherwise the launch falls back to the same schedule with register stores.
+ *   PINGPONG     false ("cooperative"): both consumers work on the same 128×256 tile, 64 rows each, and store it
+ *                together while the tensor cores idle. true ("ping-pong", CUTLASS's name; persistent only): a tile is
+ *                64×256, a stage holds 64 rows of A (8 KB) and B (32 KB), and the consumers take the block's tiles
+ *                in turns (warpgroup 1 the 1st, 3rd, ...; warpgroup 2 the 2nd, 4th, ...). The ring is filled in tile
+ *                order, so one consumer's K-loop follows the other's, and each consumer stores its tile while the
+ *                other multiplies: the epilogue leaves the tensor cores' critical path. An mbarrier per consumer
+ *                ("turn") lets a consumer start waiting on its next tile's stages only after the other one has
+ *                waited on all of its own: the stage barriers' phase parities then never alias. The cost: B is
+ *                loaded once per 64 rows instead of 128, 1.67x the L2 → shared memory bytes per flop. */
+template <int STAGES, bool PERSISTENT, bool KEEP_ONE, int CLUSTER, bool TMA_STORE = false, bool PINGPONG = false>
 struct WgmmaConfig {
     static constexpr int kStages = STAGES;
     static constexpr bool kPersistent = PERSISTENT;
     static constexpr bool kKeepOne = KEEP_ONE;
     static constexpr int kCluster = CLUSTER;
     static constexpr bool kTmaStore = TMA_STORE;
-    using RegisterStore = WgmmaConfig<STAGES, PERSISTENT, KEEP_ONE, CLUSTER, false>; /* the fallback */
-    static constexpr size_t kStoreBytes = kTmaStore ? (size_t)kBM * kBN * 2 : 0;      /* C's staging, both halves */
+    static constexpr bool kPingPong = PINGPONG;
+    using RegisterStore = WgmmaConfig<STAGES, PERSISTENT, KEEP_ONE, CLUSTER, false, PINGPONG>; /* the fallback */
+    static constexpr int kTileM = kPingPong ? 64 : kBM; /* rows of one tile (one unit of the schedule) */
+    static constexpr int kTileABytes = kTileM * kBK * 2, kStageBytes = kTileABytes + kTileBBytes;
+    /* Tile rows a group walks down before moving right: 8 × 128 rows of C, as rung 10. */
+    static constexpr int kGroupUnits = kGroupM * kBM / kTileM / kCluster;
+    static constexpr size_t kStoreBytes = kTmaStore ? (size_t)kBM * kBN * 2 : 0; /* C's staging: 2 × 64×256 */
     static constexpr size_t kSharedBytes = (size_t)kStages * kStageBytes /* tiles */
                                            + kStoreBytes                 /* C's staging (TMA_STORE) */
-                                           + 2 * kStages * 8             /* full[], empty[] mbarriers */
+                                           + 2 * kStages * 8 + 16        /* full[], empty[], turn[2] mbarriers */
                                            + 1024;                       /* room to align the tiles to 1024 bytes */
     /* setmaxnreg's split of the block's 384 × 168 registers (the cap at entry): 24 for the producer and 240 for
      * each consumer; with a cluster the producer needs more (the multicast's rank, mask, box loop: at 24 it
@@ -100,6 +114,7 @@ struct WgmmaConfig {
     static_assert(kStages >= 2 && kSharedBytes <= 227 * 1024, "the ring must fit in 227 KB of shared memory");
     static_assert(kCluster == 1 || kCluster == 2, "clusters of 1 or 2 blocks along M");
     static_assert(kGroupM % kCluster == 0 && (kBN / kBoxN) % kCluster == 0, "B's boxes split evenly");
+    static_assert(!kPingPong || (kPersistent && kCluster == 1), "ping-pong: persistent, no cluster");
 };
 using WgmmaTile = WgmmaConfig<4, false, false, 1>; /* the op's */
 
@@ -335,9 +350,11 @@ __global__ void __launch_bounds__(kThreads, 1)
      * (The dynamic shared memory starts at the same offset in every block, so the blocks of a cluster agree on it.) */
     const uint32_t raw = (uint32_t)__cvta_generic_to_shared(shared_raw);
     const uint32_t tiles = (raw + 1023u) & ~1023u;
-    const uint32_t tiles_a = tiles, tiles_b = tiles + kStages * kTileABytes;
-    const uint32_t staging = tiles + kStages * kStageBytes; /* C's staging (TMA_STORE): 32 KB per consumer */
-    const uint32_t bars = staging + Cfg::kStoreBytes; /* full[s] at bars + 8s, empty[s] at bars + 8(kStages + s) */
+    const uint32_t tiles_a = tiles, tiles_b = tiles + kStages * Cfg::kTileABytes;
+    const uint32_t staging = tiles + kStages * Cfg::kStageBytes; /* C's staging (TMA_STORE): 32 KB per consumer */
+    /* full[s] at bars + 8s, empty[s] at bars + 8(kStages + s), turn[c] (ping-pong) at bars + 8(2 kStages + c) */
+    const uint32_t bars = staging + Cfg::kStoreBytes;
+    const uint32_t turns = bars + 16 * kStages;
 
     /* The units this block computes: blockIdx.x / kCluster, then (persistent) every units_step-th after it. */
     const uint32_t rank = kCluster > 1 ? cluster_rank() : 0; /* = blockIdx.x % kCluster */
@@ -351,8 +368,13 @@ __global__ void __launch_bounds__(kThreads, 1)
             mbarrier_init(bars + 8 * s, 1); /* the producer's arrive.expect_tx */
             /* Without a cluster every consumer thread arrives; with one, lane 0 of each consumer warp of each block of
              * the cluster (the producers write into every block's stage s, so they wait for all of them). */
-            mbarrier_init(bars + 8 * (kStages + s), kCluster == 1 ? kConsumers * 128 : kConsumers * 4 * kCluster);
+            /* (Ping-pong: one consumer reads each stage, all 128 of its threads arrive.) */
+            mbarrier_init(bars + 8 * (kStages + s), Cfg::kPingPong ? 128
+                                                    : kCluster == 1 ? kConsumers * 128
+                                                                    : kConsumers * 4 * kCluster);
         }
+        mbarrier_init(turns, 128); /* ping-pong: the 128 threads of the other consumer */
+        mbarrier_init(turns + 8, 128);
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); /* the inits, visible to the copy engine */
         asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     }
@@ -370,21 +392,21 @@ __global__ void __launch_bounds__(kThreads, 1)
             int it = 0; /* K-tiles loaded so far by this block, over all its tiles: stage it % kStages */
             for (int unit = first_unit; unit < units; unit += units_step) {
                 int unit_m, tile_n;
-                unit_coordinates(unit, units_m, tiles_n, kGroupM / kCluster, unit_m, tile_n);
-                const int m0 = (unit_m * kCluster + (int)rank) * kBM, n0 = tile_n * kBN;
+                unit_coordinates(unit, units_m, tiles_n, Cfg::kGroupUnits, unit_m, tile_n);
+                const int m0 = (unit_m * kCluster + (int)rank) * Cfg::kTileM, n0 = tile_n * kBN;
                 /* B's boxes that start inside the matrix (at the right edge fewer than 4; the columns of the others
                  * only feed outputs past N, which are not stored, so their stale shared memory is harmless). */
                 const int boxes_b = min(kBN / kBoxN, (N - n0 + kBoxN - 1) / kBoxN);
                 /* Whole boxes' bytes, also where a box hangs over the matrix's edge: TMA writes those zeros too
                  * (with a cluster, also a block whose A tile lies wholly below M: its tile is zeros). */
-                const uint32_t bytes = kTileABytes + boxes_b * kBoxBBytes;
+                const uint32_t bytes = Cfg::kTileABytes + boxes_b * kBoxBBytes;
                 for (int kt = 0; kt < k_tiles; ++kt, ++it) {
                     const int s = it % kStages;
                     /* The stage was used by round it/kStages - 1: wait until every consumer released it. */
                     if (it >= kStages) mbarrier_wait(bars + 8 * (kStages + s), ((it / kStages) - 1) & 1);
                     const uint32_t full = bars + 8 * s;
                     mbarrier_arrive_expect_tx(full, bytes);
-                    tma_load_2d(tiles_a + s * kTileABytes, &map_a, kt * kBK, m0, full); /* {k, m} */
+                    tma_load_2d(tiles_a + s * Cfg::kTileABytes, &map_a, kt * kBK, m0, full); /* {k, m} */
                     /* B: every box (no cluster), or every kCluster-th box starting at this block's rank, sent to
                      * all the cluster's blocks: each block's full[s] receives all boxes_b boxes in the end. */
                     for (int j = (int)rank; j < boxes_b; j += kCluster) {
@@ -422,11 +444,25 @@ __global__ void __launch_bounds__(kThreads, 1)
                 for (int r = 0; r < kCluster; ++r) mbarrier_arrive_cluster(bars + 8 * (kStages + s), r);
             }
         };
-        int it = 0; /* K-tiles consumed so far, over all this block's tiles (the producer counts the same way) */
-        for (int unit = first_unit; unit < units; unit += units_step) {
+        /* K-tiles of this block's tiles before this one, the producer's count: stage it % kStages. Ping-pong:
+         * warpgroup 2 starts at the block's second tile, and each consumer steps over the other's tiles. */
+        constexpr int kTurns = Cfg::kPingPong ? 2 : 1;
+        const int order = Cfg::kPingPong ? half : 0;
+        int it = order * k_tiles, done = 0; /* done: tiles this consumer has finished */
+        for (int unit = first_unit + order * units_step; unit < units; unit += kTurns * units_step, ++done) {
             int unit_m, tile_n;
-            unit_coordinates(unit, units_m, tiles_n, kGroupM / kCluster, unit_m, tile_n);
-            const int m0 = (unit_m * kCluster + (int)rank) * kBM, n0 = tile_n * kBN;
+            unit_coordinates(unit, units_m, tiles_n, Cfg::kGroupUnits, unit_m, tile_n);
+            const int m0 = (unit_m * kCluster + (int)rank) * Cfg::kTileM + (Cfg::kPingPong ? 0 : half * 64);
+            const int n0 = tile_n * kBN;
+            if constexpr (Cfg::kPingPong) {
+                /* Wait for the other consumer to have waited on every stage of the tile before this one (warpgroup
+                 * 1's first tile has none): its phase `done` of turn[1] (warpgroup 2), `done - 1` of turn[0]. */
+                if (half == 1) {
+                    mbarrier_wait(turns + 8, done & 1);
+                } else if (done > 0) {
+                    mbarrier_wait(turns, (done - 1) & 1);
+                }
+            }
             float d[16][8];
 #pragma unroll
             for (int j = 0; j < 16; ++j) {
@@ -436,7 +472,8 @@ __global__ void __launch_bounds__(kThreads, 1)
             for (int kt = 0; kt < k_tiles; ++kt, ++it) {
                 const int s = it % kStages;
                 mbarrier_wait(bars + 8 * s, (it / kStages) & 1);
-                const uint32_t a = tiles_a + s * kTileABytes + half * (64 * kBK * 2); /* this warpgroup's 64 rows */
+                /* This warpgroup's 64 rows (ping-pong: the stage's A is 64 rows). */
+                const uint32_t a = tiles_a + s * Cfg::kTileABytes + (Cfg::kPingPong ? 0 : half * (64 * kBK * 2));
                 const uint32_t b = tiles_b + s * kTileBBytes;
                 wgmma_fence(); /* the accumulators were written by ordinary instructions (the zeros, earlier tiles) */
 #pragma unroll
@@ -457,6 +494,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                     release(s);
                 }
             }
+            /* Ping-pong: every stage of this tile has been waited on; the other consumer may start its tile. */
+            if constexpr (Cfg::kPingPong) mbarrier_arrive(turns + 8 * (1 - half));
             if constexpr (Cfg::kKeepOne) {
                 wgmma_wait<0>();
                 release((it - 1) % kStages);
@@ -489,12 +528,12 @@ __global__ void __launch_bounds__(kThreads, 1)
                 warpgroup_sync(1 + half);
                 if (thread == 0) {
                     for (int b = 0; b < kBN / kBoxN && n0 + b * kBoxN < N; ++b) {
-                        tma_store_2d(&map_c, mine + b * (64 * kBoxN * 2), n0 + b * kBoxN, m0 + half * 64);
+                        tma_store_2d(&map_c, mine + b * (64 * kBoxN * 2), n0 + b * kBoxN, m0);
                     }
                     tma_store_commit();
                 }
             } else {
-                const int64_t row = (int64_t)m0 + half * 64 + warp * 16 + lane / 4;
+                const int64_t row = (int64_t)m0 + warp * 16 + lane / 4;
 #pragma unroll
                 for (int j = 0; j < 16; ++j) {
                     const int64_t col = (int64_t)n0 + 16 * j + 2 * (lane % 4);
@@ -504,6 +543,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                     store_pair<T>(c, ldc, M, N, row + 8, col + 8, d[j][6], d[j][7], paired);
                 }
             }
+            if constexpr (Cfg::kPingPong) it += k_tiles; /* the other consumer's tile, next in the ring */
             if constexpr (!Cfg::kPersistent) break;
         }
         /* The block's shared memory must outlive the copy engine's reads, and its stores should be done. */
@@ -587,7 +627,7 @@ template <typename T, class Cfg>
 cudaError_t launch_wgmma_variant(int64_t M, int64_t N, int64_t K, matmul_operand a, matmul_operand b, void *c,
                                  int64_t ldc, cudaStream_t stream) {
     CUtensorMap map_a, map_b, map_c = {};
-    CUDA_RETURN_IF_ERROR(make_map(&map_a, Element<T>::kTmaType, a.data, M, K, a.row_stride, kBK, kBM));
+    CUDA_RETURN_IF_ERROR(make_map(&map_a, Element<T>::kTmaType, a.data, M, K, a.row_stride, kBK, Cfg::kTileM));
     CUDA_RETURN_IF_ERROR(make_map(&map_b, Element<T>::kTmaType, b.data, K, N, b.row_stride, kBoxN, kBK));
     if constexpr (Cfg::kTmaStore) {
         /* C through TMA: rows of a multiple of 16 bytes, a 16-byte aligned start (as for A and B); else the same
@@ -599,7 +639,7 @@ cudaError_t launch_wgmma_variant(int64_t M, int64_t N, int64_t K, matmul_operand
     const auto kernel = wgmma_kernel<T, Cfg>;
     CUDA_RETURN_IF_ERROR(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Cfg::kSharedBytes));
-    const int64_t tiles_m = (M + kBM - 1) / kBM, tiles_n = (N + kBN - 1) / kBN, k_tiles = (K + kBK - 1) / kBK;
+    const int64_t tiles_m = (M + Cfg::kTileM - 1) / Cfg::kTileM, tiles_n = (N + kBN - 1) / kBN, k_tiles = (K + kBK - 1) / kBK;
     /* Units: tiles, or with clusters pairs of tiles one above the other (the last pair may hang below M). */
     const int64_t units = (tiles_m + Cfg::kCluster - 1) / Cfg::kCluster * tiles_n;
     int device = 0, most_blocks = 0;

@@ -193,6 +193,10 @@ int main() {
         variant_line<WgmmaConfig<3, true, true, 1>>("persistent + wait_group 1, 3 stages", p, handle, first);
         variant_line<WgmmaConfig<3, true, false, 1, true>>("persistent + TMA store, 3 stages", p, handle, first);
         variant_line<WgmmaConfig<3, true, true, 1, true>>("persistent + wait 1 + TMA store, 3 st", p, handle, first);
+        /* stages, persistent, wait_group 1, cluster, TMA store, ping-pong (64×256 tiles, 40 KB stages) */
+        variant_line<WgmmaConfig<5, true, true, 1, false, true>>("ping-pong 64x256, wait 1, 5 stages", p, handle, first);
+        variant_line<WgmmaConfig<5, true, false, 1, false, true>>("ping-pong 64x256, wait 0, 5 stages", p, handle, first);
+        variant_line<WgmmaConfig<4, true, true, 1, true, true>>("ping-pong + TMA store, wait 1, 4 st", p, handle, first);
         variant_line<WgmmaConfig<4, false, false, 2>>("cluster 2 (B multicast)", p, handle, first);
         variant_line<WgmmaConfig<4, false, true, 2>>("cluster 2 + wait_group 1", p, handle, first);
         variant_line<WgmmaConfig<4, true, true, 2>>("cluster 2 + persistent + wait_group 1", p, handle, first);
