@@ -18,7 +18,8 @@
  *     setmaxnreg.inc: 128 fp32 accumulators for its 64×256 half of the block's 128×256 tile).
  * Not done in the op's schedule (where the last 10 % lives; README.md, part 2): a persistent grid whose epilogue
  * overlaps the next tile's loads, thread-block clusters with TMA multicast, stores through shared memory and TMA.
- * The first two are written as variants (WgmmaConfig below) that src/wgmma_variants.cu times against cuBLAS.
+ * All three, and "ping-pong" consumers, are written as variants (WgmmaConfig below) that src/wgmma_variants.cu times
+ * against cuBLAS.
  *
  * Layouts. A (M×K, row-major) is K-major: a 128×64 box is 128 rows of 128 bytes, swizzled in 1024-byte atoms of
  * 8 rows (descriptor: SBO = 1024 bytes between 8-row groups; k-steps of 16 elements move the start by 32 bytes).
@@ -55,8 +56,9 @@ constexpr int kBM = 128, kBN = 256, kBK = 64; /* block tile; BK = 64 elements = 
 constexpr int kConsumers = 2;                 /* consumer warpgroups, 64 rows of the block tile each */
 constexpr int kThreads = 128 * (1 + kConsumers);
 constexpr int kBoxN = 64; /* B's box: 64 columns (128 bytes) × kBK rows */
-constexpr int kTileABytes = kBM * kBK * 2, kTileBBytes = kBN * kBK * 2, kBoxBBytes = kBK * kBoxN * 2;
-constexpr int kStageBytes = kTileABytes + kTileBBytes; /* 48 KB (ping-pong: Cfg::kStageBytes, 40 KB) */
+/* B's tile and box; A's tile and the stage depend on the schedule (WgmmaConfig::kTileABytes, kStageBytes: 16 + 32 =
+ * 48 KB a stage, ping-pong 8 + 32 = 40 KB). */
+constexpr int kTileBBytes = kBN * kBK * 2, kBoxBBytes = kBK * kBoxN * 2;
 constexpr int kGroupM = 8; /* blocks go down 8 tile rows before moving right (L2 reuse, as rungs 7-10) */
 
 /* The kernel's schedule, a compile-time choice like rung 10's MmaTileShape. The op runs WgmmaTile (the first
@@ -226,27 +228,27 @@ __device__ __forceinline__ uint64_t descriptor(uint32_t address, uint32_t leadin
 }
 
 /* ---- TMA store: the copy engine writes a 2-D box of shared memory into a tensor (clipped at the matrix's edges) */
-__device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, uint32_t src, int inner, int outer) {
+[[maybe_unused]] __device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, uint32_t src, int inner, int outer) {
     asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"((uint64_t)map),
                  "r"(inner), "r"(outer), "r"(src)
                  : "memory");
 }
 /* The stores issued so far by this thread form one group; wait_read<0> waits until every group has finished READING
  * shared memory (it may be overwritten), wait_all<0> until the writes to global memory are done too. */
-__device__ __forceinline__ void tma_store_commit() {
+[[maybe_unused]] __device__ __forceinline__ void tma_store_commit() {
     asm volatile("cp.async.bulk.commit_group;" ::: "memory");
 }
-__device__ __forceinline__ void tma_store_wait_read() {
+[[maybe_unused]] __device__ __forceinline__ void tma_store_wait_read() {
     asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
 }
-__device__ __forceinline__ void tma_store_wait_all() {
+[[maybe_unused]] __device__ __forceinline__ void tma_store_wait_all() {
     asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
 }
 /* A barrier for the 128 threads of one warpgroup alone (id 1 or 2; id 0 is __syncthreads'). */
-__device__ __forceinline__ void warpgroup_sync(int id) {
+[[maybe_unused]] __device__ __forceinline__ void warpgroup_sync(int id) {
     asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory");
 }
-__device__ __forceinline__ void st_shared_b32(uint32_t address, uint32_t value) {
+[[maybe_unused]] __device__ __forceinline__ void st_shared_b32(uint32_t address, uint32_t value) {
     asm volatile("st.shared.b32 [%0], %1;" ::"r"(address), "r"(value) : "memory");
 }
 /* Two floats rounded to T and packed into one 32-bit word (the lower address gets x). */
