@@ -61,9 +61,9 @@ constexpr int kBoxN = 64; /* B's box: 64 columns (128 bytes) × kBK rows */
 constexpr int kTileBBytes = kBN * kBK * 2, kBoxBBytes = kBK * kBoxN * 2;
 constexpr int kGroupM = 8; /* blocks go down 8 tile rows before moving right (L2 reuse, as rungs 7-10) */
 
-/* The kernel's schedule, a compile-time choice like rung 10's MmaTileShape. The op runs WgmmaTile (the first
- * version: 4 stages, one block per tile, wait_group 0, no cluster); src/wgmma_variants.cu times the others against
- * cuBLAS (NOTES.md, "Rung 11: variants").
+/* The kernel's schedule, a compile-time choice like rung 10's MmaTileShape. The op runs WgmmaTile (persistent, C
+ * stored by TMA, 3 stages), the fastest that src/wgmma_variants.cu measured against cuBLAS (NOTES.md, "Rung 11:
+ * variants"); WgmmaFirst is the first version (4 stages, one block per tile, wait_group 0, no cluster).
  *   STAGES       shared-memory ring depth, 48 KB a stage (4 is the most that fits in 227 KB).
  *   PERSISTENT   false: one block per output tile. true: one block per SM (or as many as fit), each walking a
  *                static list of tiles (tile = first + i × blocks); the producer loads the next tile's K-tiles while
@@ -118,7 +118,10 @@ struct WgmmaConfig {
     static_assert(kGroupM % kCluster == 0 && (kBN / kBoxN) % kCluster == 0, "B's boxes split evenly");
     static_assert(!kPingPong || (kPersistent && kCluster == 1), "ping-pong: persistent, no cluster");
 };
-using WgmmaTile = WgmmaConfig<4, false, false, 1>; /* the op's */
+/* The op's: persistent, C stored by TMA, 3 stages (NOTES.md: 784 TFLOP/s at 4096³ against the first version's 687, 102 %
+ * of cuBLAS; 6 % slower than the first version at 3000³, where a fixed tile order balances 288 tiles worse). */
+using WgmmaTile = WgmmaConfig<3, true, false, 1, true>;
+using WgmmaFirst = WgmmaConfig<4, false, false, 1>; /* the first version: one block per tile, C from registers */
 
 template <typename T>
 struct Element;

@@ -186,12 +186,12 @@ int main() {
         std::printf("%lldx%lldx%lld: cuBLAS bf16 %.1f / %.1f / %.1f TFLOP/s\n", (long long)p.m, (long long)p.n,
                     (long long)p.k, c[0], c[1], c[2]);
         /* stages, persistent, wait_group 1, cluster */
-        variant_line<WgmmaTile>("the op's WgmmaTile (4 st, 1 tile/block, wait 0)", p, handle, first);
+        variant_line<WgmmaTile>("the op's WgmmaTile (persistent, TMA store)", p, handle, first);
+        variant_line<WgmmaFirst>("first version (4 st, 1 tile/block, wait 0)", p, handle, first);
         variant_line<WgmmaConfig<4, false, true, 1>>("wait_group 1", p, handle, first);
         variant_line<WgmmaConfig<4, true, false, 1>>("persistent", p, handle, first);
         variant_line<WgmmaConfig<4, true, true, 1>>("persistent + wait_group 1", p, handle, first);
         variant_line<WgmmaConfig<3, true, true, 1>>("persistent + wait_group 1, 3 stages", p, handle, first);
-        variant_line<WgmmaConfig<3, true, false, 1, true>>("persistent + TMA store, 3 stages", p, handle, first);
         variant_line<WgmmaConfig<3, true, true, 1, true>>("persistent + wait 1 + TMA store, 3 st", p, handle, first);
         /* stages, persistent, wait_group 1, cluster, TMA store, ping-pong (64×256 tiles, 40 KB stages) */
         variant_line<WgmmaConfig<5, true, true, 1, false, true>>("ping-pong 64x256, wait 1, 5 stages", p, handle, first);
