@@ -26,8 +26,15 @@ namespace rowwise {
 template <typename A, bool RMS>
 using NormStats = typename std::conditional<RMS, Sums<A, 1>, Moments<A>>::type;
 
+// Packed whole rows of at most 64 bytes a thread (4 packs) fit 64 registers with no spill (ptxas -v, NOTES.md): they
+// ask for two blocks of 512 an SM. Rows split over blocks hold the weight and bias as well, and are left free.
+template <typename T, int PPT, bool PACKED, bool WHOLE>
+constexpr bool forward_fits_64() {
+    return PACKED && WHOLE && PPT * sizeof(Pack<T>) <= 64;
+}
+
 template <typename T, int PPT, bool PACKED, bool WHOLE, bool RMS>
-__global__ void __launch_bounds__(kMaxThreads, min_blocks(RMS && PACKED && WHOLE && PPT * sizeof(Pack<T>) <= 64))
+__global__ void __launch_bounds__(kMaxThreads, min_blocks(forward_fits_64<T, PPT, PACKED, WHOLE>()))
     norm_forward_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b, T *__restrict__ y,
                         acc_t<T> *__restrict__ mean_out, acc_t<T> *__restrict__ rstd_out, int64_t rows, int64_t n,
                         acc_t<T> eps, Layout layout, NormStats<acc_t<T>, RMS> *stats) {
@@ -38,74 +45,132 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(RMS && PACKED && WHOLE
     const Ctx c = make_ctx<WHOLE>(layout, n);
     const int count = Sl::count(c);
     // This thread's columns of the weight and bias. Rows split over blocks (!WHOLE) hold them in registers over the
-    // rows, loaded once; whole-row kernels read them pack by pack for each row instead (L1 hits; below).
+    // rows, loaded once; whole-row kernels read them pack by pack for each row instead (L1 hits; below). A missing
+    // weight reads as ones and a missing bias as zeros, so that every row takes the same instructions,
+    // y = (x - mean) rstd w + b, and the compiler keeps one code path (not four, each with its own registers).
     Sl wheld, bheld;
+    auto param_pack = [&](Sl &p, const T *v, A absent, int k) {
+        if (v != nullptr) {
+            p.template load_pack<true>(v, c, count, k);
+        } else {
+            A fill[Sl::S];
+#pragma unroll
+            for (int j = 0; j < Sl::S; ++j) fill[j] = absent;
+            Bits<T>::put(p.w[k], fill);
+        }
+    };
     if constexpr (!WHOLE) {
-        if (w != nullptr) wheld.load(w, c, count);
-        if (!RMS && b != nullptr) bheld.load(b, c, count);
+#pragma unroll
+        for (int k = 0; k < PPT; ++k) {
+            param_pack(wheld, w, A(1), k);
+            if (!RMS) param_pack(bheld, b, A(0), k);
+        }
     }
-    for_each_row(c, rows, [&](int64_t row, bool active, int parity) {
-        Sl v;
-        process_row<WHOLE, St>(
-            c, row, active, parity, exchange, stats, [&] { v.load(x + row * n, c, count); },
-            [&] {
-                if constexpr (RMS) {
-                    St s = St::empty();
-                    RW_EACH(PPT, Sl::S) {
-                        if (Sl::valid(count, k, j)) s.v[0] += v.get(k, j) * v.get(k, j);
+    // y = ((x - mean) rstd + offset) w + b, widened again from the words and written pack by pack; mean and rstd
+    // saved for the backward (offset: below, the correction of LayerNorm's two-pass mean; elsewhere zero). WHOLE: the weight and bias pack by pack for each row, not held over the rows (32 registers more for
+    // 4 bf16 packs of each).
+    auto write_row = [&](Sl &v, int64_t row, A mean, A rstd, A offset, A saved_mean) {
+        if (c.rank == 0 && c.t == 0) {
+            if (!RMS) mean_out[row] = saved_mean;
+            rstd_out[row] = rstd;
+        }
+        v.refresh();
+        Sl wv = wheld, bv = bheld;
+        const T *wl = in_loop(w), *bl = in_loop(b);
+#pragma unroll
+        for (int k = 0; k < PPT; ++k) {
+            if (!Sl::any(count, k)) continue;
+            if (WHOLE) param_pack(wv, wl, A(1), k);
+            if (WHOLE && !RMS) param_pack(bv, bl, A(0), k);
+            A out[Sl::S];
+#pragma unroll
+            for (int j = 0; j < Sl::S; ++j) {
+                out[j] = ((v.get(k, j) - mean) * rstd + offset) * wv.get(k, j);
+                if (!RMS) out[j] += bv.get(k, j);
+            }
+            Sl::store(y + row * n, c, count, k, out);
+        }
+    };
+    if constexpr (WHOLE && !RMS) {
+        // LayerNorm on whole rows: two passes over the registers, each with its own reduction over the group: the
+        // row's sum (so its mean), then its sum of (x - mean)^2. Plain float sums, no (count, mean, M2) triples to
+        // merge: two reductions (two barriers when a row spans warps) instead of one, no memory traffic more (both
+        // passes read registers), as stable (the second pass subtracts the row's own mean), and fewer registers live
+        // (ptxas: 128 -> 62 for bf16 4 packs, NOTES.md "Third pass").
+        // The second pass also sums the deviations x - mean: zero in exact arithmetic; what is left, r, is the
+        // rounding of the first pass's mean, and mean + r / n and M2 - r^2 / n correct it (the corrected two-pass
+        // algorithm of Chan, Golub and LeVeque). It matters for rows with a large mean (tests/test_numerics.py).
+        // Each reduction has its own double-buffered exchange (see Exchange): one exchange used twice a row would
+        // let a fast thread overwrite a buffer that a slow thread has not read yet.
+        using Sum1 = Sums<A, 1>;
+        using Sum2 = Sums<A, 2>;
+        __shared__ Exchange<Sum1> exchange_sum;
+        __shared__ Exchange<Sum2> exchange_m2;
+        for_each_row(c, rows, [&](int64_t row, bool active, int parity) {
+            Sl v;
+            Sum1 s = Sum1::empty();
+            if (active) {
+                v.load(x + row * n, c, count);
+                RW_EACH(PPT, Sl::S) {
+                    if (Sl::valid(count, k, j)) s.v[0] += v.get(k, j);
+                }
+            }
+            const A mean = reduce_group(s, c, exchange_sum, parity).v[0] / A(n);
+            Sum2 q = Sum2::empty();  // v[0]: sum of (x - mean)^2, v[1]: sum of (x - mean)
+            if (active) {
+                RW_EACH(PPT, Sl::S) {
+                    if (Sl::valid(count, k, j)) {
+                        const A d = v.get(k, j) - mean;
+                        q.v[0] += d * d;
+                        q.v[1] += d;
                     }
-                    return s;
-                } else {  // this thread's (count, mean, M2), two passes over its registers
-                    A held = A(0), sum = A(0);
-                    RW_EACH(PPT, Sl::S) {
-                        if (Sl::valid(count, k, j)) {
-                            held += A(1);
-                            sum += v.get(k, j);
+                }
+            }
+            q = reduce_group(q, c, exchange_m2, parity);
+            const A r = q.v[1] / A(n);
+            const A rstd = rsqrt_acc(fmax(q.v[0] / A(n) - r * r, A(0)) + eps);
+            // y from (x - mean) - r, not from x - (mean + r): the rounded sum would lose r again.
+            if (active) write_row(v, row, mean, rstd, -r * rstd, mean + r);
+        });
+        return;
+    } else {
+        for_each_row(c, rows, [&](int64_t row, bool active, int parity) {
+            Sl v;
+            process_row<WHOLE, St>(
+                c, row, active, parity, exchange, stats, [&] { v.load(x + row * n, c, count); },
+                [&] {
+                    if constexpr (RMS) {
+                        St s = St::empty();
+                        RW_EACH(PPT, Sl::S) {
+                            if (Sl::valid(count, k, j)) s.v[0] += v.get(k, j) * v.get(k, j);
                         }
+                        return s;
+                    } else {  // this thread's (count, mean, M2), two passes over its registers
+                        A held = A(0), sum = A(0);
+                        RW_EACH(PPT, Sl::S) {
+                            if (Sl::valid(count, k, j)) {
+                                held += A(1);
+                                sum += v.get(k, j);
+                            }
+                        }
+                        if (held == A(0)) return St::empty();
+                        const A mean = sum / held;
+                        A m2 = A(0);
+                        RW_EACH(PPT, Sl::S) {
+                            if (Sl::valid(count, k, j)) m2 += (v.get(k, j) - mean) * (v.get(k, j) - mean);
+                        }
+                        return St{held, mean, m2};
                     }
-                    if (held == A(0)) return St::empty();
-                    const A mean = sum / held;
-                    A m2 = A(0);
-                    RW_EACH(PPT, Sl::S) {
-                        if (Sl::valid(count, k, j)) m2 += (v.get(k, j) - mean) * (v.get(k, j) - mean);
-                    }
-                    return St{held, mean, m2};
-                }
-            },
-            [&](const St &total) {  // widen again, write pack by pack
-                A mean = A(0), rstd;
-                if constexpr (RMS) {
-                    rstd = rsqrt_acc(total.v[0] / A(n) + eps);
-                } else {
-                    mean = total.mean;
-                    rstd = rsqrt_acc(total.m2 / A(n) + eps);
-                }
-                if (c.rank == 0 && c.t == 0) {
-                    if (!RMS) mean_out[row] = mean;
-                    rstd_out[row] = rstd;
-                }
-                v.refresh();
-                // WHOLE: the weight and bias pack by pack for each row, not held over the rows (32 registers more
-                // for 4 bf16 packs of each).
-                Sl wv = wheld, bv = bheld;
-                const T *wl = in_loop(w), *bl = in_loop(b);
-#pragma unroll
-                for (int k = 0; k < PPT; ++k) {
-                    if (!Sl::any(count, k)) continue;
-                    if (WHOLE && w != nullptr) wv.template load_pack<true>(wl, c, count, k);
-                    if (WHOLE && !RMS && b != nullptr) bv.template load_pack<true>(bl, c, count, k);
-                    A out[Sl::S];
-#pragma unroll
-                    for (int j = 0; j < Sl::S; ++j) {
-                        out[j] = (v.get(k, j) - mean) * rstd;
-                        if (w != nullptr) out[j] *= wv.get(k, j);
-                        if (!RMS && b != nullptr) out[j] += bv.get(k, j);
-                    }
-                    Sl::store(y + row * n, c, count, k, out);
-                }
-            });
-    });
-    if (!WHOLE) finish(c);
+                },
+                [&](const St &total) {
+                    if constexpr (RMS)
+                        write_row(v, row, A(0), rsqrt_acc(total.v[0] / A(n) + eps), A(0), A(0));
+                    else
+                        write_row(v, row, total.mean, rsqrt_acc(total.m2 / A(n) + eps), A(0), total.mean);
+                });
+        });
+        if (!WHOLE) finish(c);
+    }
 }
 
 template <typename T, int PPT, bool PACKED, bool WHOLE, bool RMS>
