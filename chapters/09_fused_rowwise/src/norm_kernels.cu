@@ -173,8 +173,14 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(forward_fits_64<T, PPT
     }
 }
 
+// Packed whole rows: 2 packs of x and dy a thread fit 64 registers once the dweight/dbias sums live in shared memory.
+template <typename T, int PPT, bool PACKED, bool WHOLE>
+constexpr bool backward_fits_64() {
+    return PACKED && WHOLE && PPT * sizeof(Pack<T>) <= 32;
+}
+
 template <typename T, int PPT, bool PACKED, bool WHOLE, bool RMS>
-__global__ void __launch_bounds__(kMaxBackwardThreads)
+__global__ void __launch_bounds__(kMaxBackwardThreads, min_blocks(backward_fits_64<T, PPT, PACKED, WHOLE>()))
     norm_backward_kernel(const T *__restrict__ dy, const T *__restrict__ x, const T *__restrict__ w,
                          const acc_t<T> *__restrict__ mean_in, const acc_t<T> *__restrict__ rstd_in, T *__restrict__ dx,
                          acc_t<T> *__restrict__ partial_w, acc_t<T> *__restrict__ partial_b, int64_t rows, int64_t n,
@@ -182,17 +188,33 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
     using A = acc_t<T>;
     using St = Sums<A, RMS ? 1 : 2>;
     using Sl = Slice<T, PPT, PACKED>;
+    using Cs = ColumnSums<T, PPT, PACKED>;
     __shared__ Exchange<St> exchange;
-    extern __shared__ unsigned char scratch_bytes[];  // blocks of several rows: n entries to combine dw, then db
+    extern __shared__ uint4 column_sums[];  // this block's dweight sums, then its dbias sums (ColumnSums)
     const Ctx c = make_ctx<WHOLE>(layout, n);
     const int count = Sl::count(c);
-    Sl wv;
-    if (w != nullptr) wv.load(w, c, count);
-    A sum_w[PPT][Sl::S], sum_b[PPT][Sl::S];  // this thread's columns of dweight and dbias, over its rows
-    RW_EACH(PPT, Sl::S) {
-        sum_w[k][j] = A(0);
-        sum_b[k][j] = A(0);
+    // The weight: a missing one reads as ones (one code path: g = dy w). Rows split over blocks hold it over the
+    // rows; whole-row kernels read it pack by pack where they use it, twice a row (L1 hits), as the forward does:
+    // 8 registers fewer for 2 bf16 packs, what it takes to fit 64 with no spill.
+    Sl wheld;
+    auto weight_pack = [&](Sl &p, const T *wp, int k) {
+        if (wp != nullptr) {
+            p.template load_pack<true>(wp, c, count, k);
+        } else {
+            A ones[Sl::S];
+#pragma unroll
+            for (int j = 0; j < Sl::S; ++j) ones[j] = A(1);
+            Bits<T>::put(p.w[k], ones);
+        }
+    };
+    if constexpr (!WHOLE) {
+#pragma unroll
+        for (int k = 0; k < PPT; ++k) weight_pack(wheld, w, k);
     }
+    Cs sum_w{reinterpret_cast<typename Cs::Vec *>(column_sums)};
+    Cs sum_b{sum_w.base + (partial_w != nullptr ? Cs::kVectors * blockDim.x : 0)};
+    if (partial_w != nullptr) sum_w.zero();
+    if (!RMS && partial_b != nullptr) sum_b.zero();
     for_each_row(c, rows, [&](int64_t row, bool active, int parity) {
         Sl xv, gv;
         A mean = A(0), rstd = A(0);
@@ -206,10 +228,15 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
             },
             [&] {
                 St s = St::empty();
+                Sl wv = wheld;
+                const T *wl = in_loop(w);
+#pragma unroll
+                for (int k = 0; k < PPT; ++k)
+                    if (WHOLE) weight_pack(wv, wl, k);
                 RW_EACH(PPT, Sl::S) {
                     if (Sl::valid(count, k, j)) {
                         const A xhat = (xv.get(k, j) - mean) * rstd;
-                        const A g = w != nullptr ? gv.get(k, j) * wv.get(k, j) : gv.get(k, j);
+                        const A g = gv.get(k, j) * wv.get(k, j);
                         s.v[0] += g * xhat;
                         if constexpr (!RMS) s.v[1] += g;
                     }
@@ -222,28 +249,30 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
                 if constexpr (!RMS) mean_g = total.v[1] / A(n);
                 xv.refresh();
                 gv.refresh();
+                Sl wv = wheld;
+                const T *wl = in_loop(w);
 #pragma unroll
                 for (int k = 0; k < PPT; ++k) {
                     if (!Sl::any(count, k)) continue;
-                    A out[Sl::S];
+                    if (WHOLE) weight_pack(wv, wl, k);
+                    A out[Sl::S], dw[Sl::S], db[Sl::S];
 #pragma unroll
                     for (int j = 0; j < Sl::S; ++j) {
                         const A xhat = (xv.get(k, j) - mean) * rstd, d = gv.get(k, j);
-                        const A g = w != nullptr ? d * wv.get(k, j) : d;
-                        if (Sl::valid(count, k, j)) {
-                            sum_w[k][j] += d * xhat;
-                            sum_b[k][j] += d;
-                        }
-                        out[j] = rstd * (g - mean_g - xhat * mean_gx);
+                        dw[j] = d * xhat;  // zero outside the segment (d = 0 there)
+                        db[j] = d;
+                        out[j] = rstd * (d * wv.get(k, j) - mean_g - xhat * mean_gx);
                     }
                     Sl::store(dx + row * n, c, count, k, out);
+                    if (partial_w != nullptr) sum_w.add(k, dw);
+                    if (!RMS && partial_b != nullptr) sum_b.add(k, db);
                 }
             });
     });
     if (c.mode != kSplitStats) {
-        A *scratch = reinterpret_cast<A *>(scratch_bytes);
-        if (partial_w != nullptr) write_partials<T, PPT, PACKED>(c, count, sum_w, partial_w, scratch);
-        if (partial_b != nullptr) write_partials<T, PPT, PACKED>(c, count, sum_b, partial_b, scratch);
+        if (c.R > 1) __syncthreads();  // every group's sums are in shared memory
+        if (partial_w != nullptr) sum_w.write(c, count, partial_w);
+        if (!RMS && partial_b != nullptr) sum_b.write(c, count, partial_b);
     }
     if (!WHOLE) finish(c);
 }
@@ -302,8 +331,14 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     auto kernel = pick_backward<T, BackwardKernel<T, RMS>, BackwardMake<T, RMS>>(p.ppt, p.packed, p.mode == kWhole);
     if (kernel == nullptr) return cudaErrorInvalidValue;
     const int partials = (a->dw != nullptr) + (!RMS && a->db != nullptr);
-    CUDA_RETURN_IF_ERROR(
-        size_plan(kernel, version, 1, rows, n, sizeof(A), sizeof(Sums < A, RMS ? 1 : 2 >), partials, &p));
+    // Each thread's dweight/dbias sums live in shared memory (ColumnSums): up to 64 KB a block of 512 (2 bf16 packs),
+    // over the 48 KB a launch gets unless the kernel asks for more.
+    const size_t smem_per_thread = (size_t)partials * p.ppt * Pack<T>::size * sizeof(A);
+    if (smem_per_thread * p.block > 48 * 1024)
+        CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  (int)(smem_per_thread * p.block)));
+    CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 1, rows, n, sizeof(A), sizeof(Sums < A, RMS ? 1 : 2 >), partials,
+                                   &p, smem_per_thread));
     *out = p;
     if (plan_only || n == 0) return cudaSuccess;
     if (workspace_bytes < workspace_of(p)) return cudaErrorInvalidValue;
