@@ -2,19 +2,21 @@
  * norm_kernels.cu — LayerNorm and RMSNorm over the last dimension on the GPU, forward and backward, in the row
  * layouts of rowwise_kernels.cuh (versions 3-5: the row in registers; over a cluster; over two launches).
  *
- *   norm_forward_kernel<RMS=false>  LayerNorm. Each thread takes the mean of its own elements, then the sum of
- *       squares about that mean (two passes over registers: exact enough for any mean); the group merges the
- *       (count, mean, M2) triples with Chan's formula, the merge of Welford's method. y = (x - mean) rstd w + b.
+ *   norm_forward_kernel<RMS=false>  LayerNorm, y = (x - mean) rstd w + b. Whole rows: the row's mean, then its sum of
+ *       squares about that mean, two reductions of plain sums over values held in registers (the corrected two-pass
+ *       algorithm: stable for any mean, no memory traffic more). Rows split over blocks: each thread's own mean and
+ *       sum of squares, then the (count, mean, M2) triples merged with Chan's formula (Welford's merge).
  *   norm_forward_kernel<RMS=true>   RMSNorm: a plain sum of squares. y = x rstd w.
  *     Both write mean and rstd per row (float, or double for float64) for the backward.
  *   norm_backward_kernel<RMS>       with xhat = (x - mean) rstd and g = dy w, one reduction per row of sum(g) and
  *       sum(g xhat), then dx = rstd (g - mean(g) - xhat mean(g xhat)) (RMSNorm: no mean(g) term, mean = 0).
  *       dweight = sum over rows of dy xhat and dbias = sum of dy: each thread adds its columns over the rows its block
- *       walks, in registers; each block writes its sums as one row of a partial array [blocks][n] (float); a second
- *       kernel (sum_partials_kernel) adds the rows of that array in a fixed order. No float atomics: two runs give
- *       the same bits.
+ *       walks, in its own slots of shared memory (ColumnSums); each block writes its sums as one row of a partial
+ *       array [blocks][n] (float); a second kernel (sum_partials_kernel) adds the rows of that array in a fixed
+ *       order. No float atomics: two runs give the same bits.
  * Weight and bias: kernels for rows split over blocks read them once, before the rows, into registers; whole-row
- * kernels read them pack by pack for each row while writing (L1 hits), so that a thread holds fewer registers.
+ * kernels read them pack by pack for each row where they use them (L1 hits), so that a thread holds fewer registers.
+ * A missing weight reads as ones and a missing bias as zeros: one code path.
  */
 #include <cuda_runtime.h>
 
