@@ -2,19 +2,21 @@
  * norm_kernels.cu — LayerNorm and RMSNorm over the last dimension on the GPU, forward and backward, in the row
  * layouts of rowwise_kernels.cuh (versions 3-5: the row in registers; over a cluster; over two launches).
  *
- *   norm_forward_kernel<RMS=false>  LayerNorm. Each thread takes the mean of its own elements, then the sum of
- *       squares about that mean (two passes over registers: exact enough for any mean); the group merges the
- *       (count, mean, M2) triples with Chan's formula, the merge of Welford's method. y = (x - mean) rstd w + b.
+ *   norm_forward_kernel<RMS=false>  LayerNorm, y = (x - mean) rstd w + b. Whole rows: the row's mean, then its sum of
+ *       squares about that mean, two reductions of plain sums over values held in registers (the corrected two-pass
+ *       algorithm: stable for any mean, no memory traffic more). Rows split over blocks: each thread's own mean and
+ *       sum of squares, then the (count, mean, M2) triples merged with Chan's formula (Welford's merge).
  *   norm_forward_kernel<RMS=true>   RMSNorm: a plain sum of squares. y = x rstd w.
  *     Both write mean and rstd per row (float, or double for float64) for the backward.
  *   norm_backward_kernel<RMS>       with xhat = (x - mean) rstd and g = dy w, one reduction per row of sum(g) and
  *       sum(g xhat), then dx = rstd (g - mean(g) - xhat mean(g xhat)) (RMSNorm: no mean(g) term, mean = 0).
  *       dweight = sum over rows of dy xhat and dbias = sum of dy: each thread adds its columns over the rows its block
- *       walks, in registers; each block writes its sums as one row of a partial array [blocks][n] (float); a second
- *       kernel (sum_partials_kernel) adds the rows of that array in a fixed order. No float atomics: two runs give
- *       the same bits.
+ *       walks, in its own slots of shared memory (ColumnSums); each block writes its sums as one row of a partial
+ *       array [blocks][n] (float); a second kernel (sum_partials_kernel) adds the rows of that array in a fixed
+ *       order. No float atomics: two runs give the same bits.
  * Weight and bias: kernels for rows split over blocks read them once, before the rows, into registers; whole-row
- * kernels read them pack by pack for each row while writing (L1 hits), so that a thread holds fewer registers.
+ * kernels read them pack by pack for each row where they use them (L1 hits), so that a thread holds fewer registers.
+ * A missing weight reads as ones and a missing bias as zeros: one code path.
  */
 #include <cuda_runtime.h>
 
@@ -26,8 +28,15 @@ namespace rowwise {
 template <typename A, bool RMS>
 using NormStats = typename std::conditional<RMS, Sums<A, 1>, Moments<A>>::type;
 
+// Packed whole rows of at most 64 bytes a thread (4 packs) fit 64 registers with no spill (ptxas -v, NOTES.md): they
+// ask for two blocks of 512 an SM. Rows split over blocks hold the weight and bias as well, and are left free.
+template <typename T, int PPT, bool PACKED, bool WHOLE>
+constexpr bool forward_fits_64() {
+    return PACKED && WHOLE && PPT * sizeof(Pack<T>) <= 64;
+}
+
 template <typename T, int PPT, bool PACKED, bool WHOLE, bool RMS>
-__global__ void __launch_bounds__(kMaxThreads, min_blocks(RMS && PACKED && WHOLE && PPT * sizeof(Pack<T>) <= 64))
+__global__ void __launch_bounds__(kMaxThreads, min_blocks(forward_fits_64<T, PPT, PACKED, WHOLE>()))
     norm_forward_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b, T *__restrict__ y,
                         acc_t<T> *__restrict__ mean_out, acc_t<T> *__restrict__ rstd_out, int64_t rows, int64_t n,
                         acc_t<T> eps, Layout layout, NormStats<acc_t<T>, RMS> *stats) {
@@ -38,78 +47,142 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(RMS && PACKED && WHOLE
     const Ctx c = make_ctx<WHOLE>(layout, n);
     const int count = Sl::count(c);
     // This thread's columns of the weight and bias. Rows split over blocks (!WHOLE) hold them in registers over the
-    // rows, loaded once; whole-row kernels read them pack by pack for each row instead (L1 hits; below).
+    // rows, loaded once; whole-row kernels read them pack by pack for each row instead (L1 hits; below). A missing
+    // weight reads as ones and a missing bias as zeros, so that every row takes the same instructions,
+    // y = (x - mean) rstd w + b, and the compiler keeps one code path (not four, each with its own registers).
     Sl wheld, bheld;
+    auto param_pack = [&](Sl &p, const T *v, A absent, int k) {
+        if (v != nullptr) {
+            p.template load_pack<true>(v, c, count, k);
+        } else {
+            A fill[Sl::S];
+#pragma unroll
+            for (int j = 0; j < Sl::S; ++j) fill[j] = absent;
+            Bits<T>::put(p.w[k], fill);
+        }
+    };
     if constexpr (!WHOLE) {
-        if (w != nullptr) wheld.load(w, c, count);
-        if (!RMS && b != nullptr) bheld.load(b, c, count);
+#pragma unroll
+        for (int k = 0; k < PPT; ++k) {
+            param_pack(wheld, w, A(1), k);
+            if (!RMS) param_pack(bheld, b, A(0), k);
+        }
     }
-    for_each_row(c, rows, [&](int64_t row, bool active, int parity) {
-        Sl v;
-        process_row<WHOLE, St>(
-            c, row, active, parity, exchange, stats, [&] { v.load(x + row * n, c, count); },
-            [&] {
-                if constexpr (RMS) {
-                    St s = St::empty();
-                    RW_EACH(PPT, Sl::S) {
-                        if (Sl::valid(count, k, j)) s.v[0] += v.get(k, j) * v.get(k, j);
+    // y = ((x - mean) rstd + offset) w + b, widened again from the words and written pack by pack; mean and rstd
+    // saved for the backward (offset: below, the correction of LayerNorm's two-pass mean; elsewhere zero). WHOLE: the weight and bias pack by pack for each row, not held over the rows (32 registers more for
+    // 4 bf16 packs of each).
+    auto write_row = [&](Sl &v, int64_t row, A mean, A rstd, A offset, A saved_mean) {
+        if (c.rank == 0 && c.t == 0) {
+            if (!RMS) mean_out[row] = saved_mean;
+            rstd_out[row] = rstd;
+        }
+        v.refresh();
+        Sl wv = wheld, bv = bheld;
+        const T *wl = in_loop(w), *bl = in_loop(b);
+#pragma unroll
+        for (int k = 0; k < PPT; ++k) {
+            if (!Sl::any(count, k)) continue;
+            if (WHOLE) param_pack(wv, wl, A(1), k);
+            if (WHOLE && !RMS) param_pack(bv, bl, A(0), k);
+            A out[Sl::S];
+#pragma unroll
+            for (int j = 0; j < Sl::S; ++j) {
+                out[j] = ((v.get(k, j) - mean) * rstd + offset) * wv.get(k, j);
+                if (!RMS) out[j] += bv.get(k, j);
+            }
+            Sl::store(y + row * n, c, count, k, out);
+        }
+    };
+    if constexpr (WHOLE && !RMS) {
+        // LayerNorm on whole rows: two passes over the registers, each with its own reduction over the group: the
+        // row's sum (so its mean), then its sum of (x - mean)^2. Plain float sums, no (count, mean, M2) triples to
+        // merge: two reductions (two barriers when a row spans warps) instead of one, no memory traffic more (both
+        // passes read registers), as stable (the second pass subtracts the row's own mean), and fewer registers live
+        // (ptxas: 128 -> 62 for bf16 4 packs, NOTES.md "Third pass").
+        // The second pass also sums the deviations x - mean: zero in exact arithmetic; what is left, r, is the
+        // rounding of the first pass's mean, and mean + r / n and M2 - r^2 / n correct it (the corrected two-pass
+        // algorithm of Chan, Golub and LeVeque). It matters for rows with a large mean (tests/test_numerics.py).
+        // Each reduction has its own double-buffered exchange (see Exchange): one exchange used twice a row would
+        // let a fast thread overwrite a buffer that a slow thread has not read yet.
+        using Sum1 = Sums<A, 1>;
+        using Sum2 = Sums<A, 2>;
+        __shared__ Exchange<Sum1> exchange_sum;
+        __shared__ Exchange<Sum2> exchange_m2;
+        for_each_row(c, rows, [&](int64_t row, bool active, int parity) {
+            Sl v;
+            Sum1 s = Sum1::empty();
+            if (active) {
+                v.load(x + row * n, c, count);
+                RW_EACH(PPT, Sl::S) {
+                    if (Sl::valid(count, k, j)) s.v[0] += v.get(k, j);
+                }
+            }
+            const A mean = reduce_group(s, c, exchange_sum, parity).v[0] / A(n);
+            Sum2 q = Sum2::empty();  // v[0]: sum of (x - mean)^2, v[1]: sum of (x - mean)
+            if (active) {
+                RW_EACH(PPT, Sl::S) {
+                    if (Sl::valid(count, k, j)) {
+                        const A d = v.get(k, j) - mean;
+                        q.v[0] += d * d;
+                        q.v[1] += d;
                     }
-                    return s;
-                } else {  // this thread's (count, mean, M2), two passes over its registers
-                    A held = A(0), sum = A(0);
-                    RW_EACH(PPT, Sl::S) {
-                        if (Sl::valid(count, k, j)) {
-                            held += A(1);
-                            sum += v.get(k, j);
+                }
+            }
+            q = reduce_group(q, c, exchange_m2, parity);
+            const A r = q.v[1] / A(n);
+            const A rstd = rsqrt_acc(fmax(q.v[0] / A(n) - r * r, A(0)) + eps);
+            // y from (x - mean) - r, not from x - (mean + r): the rounded sum would lose r again.
+            if (active) write_row(v, row, mean, rstd, -r * rstd, mean + r);
+        });
+        return;
+    } else {
+        for_each_row(c, rows, [&](int64_t row, bool active, int parity) {
+            Sl v;
+            process_row<WHOLE, St>(
+                c, row, active, parity, exchange, stats, [&] { v.load(x + row * n, c, count); },
+                [&] {
+                    if constexpr (RMS) {
+                        St s = St::empty();
+                        RW_EACH(PPT, Sl::S) {
+                            if (Sl::valid(count, k, j)) s.v[0] += v.get(k, j) * v.get(k, j);
                         }
+                        return s;
+                    } else {  // this thread's (count, mean, M2), two passes over its registers
+                        A held = A(0), sum = A(0);
+                        RW_EACH(PPT, Sl::S) {
+                            if (Sl::valid(count, k, j)) {
+                                held += A(1);
+                                sum += v.get(k, j);
+                            }
+                        }
+                        if (held == A(0)) return St::empty();
+                        const A mean = sum / held;
+                        A m2 = A(0);
+                        RW_EACH(PPT, Sl::S) {
+                            if (Sl::valid(count, k, j)) m2 += (v.get(k, j) - mean) * (v.get(k, j) - mean);
+                        }
+                        return St{held, mean, m2};
                     }
-                    if (held == A(0)) return St::empty();
-                    const A mean = sum / held;
-                    A m2 = A(0);
-                    RW_EACH(PPT, Sl::S) {
-                        if (Sl::valid(count, k, j)) m2 += (v.get(k, j) - mean) * (v.get(k, j) - mean);
-                    }
-                    return St{held, mean, m2};
-                }
-            },
-            [&](const St &total) {  // widen again, write pack by pack
-                A mean = A(0), rstd;
-                if constexpr (RMS) {
-                    rstd = rsqrt_acc(total.v[0] / A(n) + eps);
-                } else {
-                    mean = total.mean;
-                    rstd = rsqrt_acc(total.m2 / A(n) + eps);
-                }
-                if (c.rank == 0 && c.t == 0) {
-                    if (!RMS) mean_out[row] = mean;
-                    rstd_out[row] = rstd;
-                }
-                v.refresh();
-                // WHOLE: the weight and bias pack by pack for each row, not held over the rows (32 registers more
-                // for 4 bf16 packs of each).
-                Sl wv = wheld, bv = bheld;
-                const T *wl = in_loop(w), *bl = in_loop(b);
-#pragma unroll
-                for (int k = 0; k < PPT; ++k) {
-                    if (!Sl::any(count, k)) continue;
-                    if (WHOLE && w != nullptr) wv.template load_pack<true>(wl, c, count, k);
-                    if (WHOLE && !RMS && b != nullptr) bv.template load_pack<true>(bl, c, count, k);
-                    A out[Sl::S];
-#pragma unroll
-                    for (int j = 0; j < Sl::S; ++j) {
-                        out[j] = (v.get(k, j) - mean) * rstd;
-                        if (w != nullptr) out[j] *= wv.get(k, j);
-                        if (!RMS && b != nullptr) out[j] += bv.get(k, j);
-                    }
-                    Sl::store(y + row * n, c, count, k, out);
-                }
-            });
-    });
-    if (!WHOLE) finish(c);
+                },
+                [&](const St &total) {
+                    if constexpr (RMS)
+                        write_row(v, row, A(0), rsqrt_acc(total.v[0] / A(n) + eps), A(0), A(0));
+                    else
+                        write_row(v, row, total.mean, rsqrt_acc(total.m2 / A(n) + eps), A(0), total.mean);
+                });
+        });
+        if (!WHOLE) finish(c);
+    }
+}
+
+// Packed whole rows: 2 packs of x and dy a thread fit 64 registers once the dweight/dbias sums live in shared memory.
+template <typename T, int PPT, bool PACKED, bool WHOLE>
+constexpr bool backward_fits_64() {
+    return PACKED && WHOLE && PPT * sizeof(Pack<T>) <= 32;
 }
 
 template <typename T, int PPT, bool PACKED, bool WHOLE, bool RMS>
-__global__ void __launch_bounds__(kMaxBackwardThreads)
+__global__ void __launch_bounds__(kMaxBackwardThreads, min_blocks(backward_fits_64<T, PPT, PACKED, WHOLE>()))
     norm_backward_kernel(const T *__restrict__ dy, const T *__restrict__ x, const T *__restrict__ w,
                          const acc_t<T> *__restrict__ mean_in, const acc_t<T> *__restrict__ rstd_in, T *__restrict__ dx,
                          acc_t<T> *__restrict__ partial_w, acc_t<T> *__restrict__ partial_b, int64_t rows, int64_t n,
@@ -117,17 +190,33 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
     using A = acc_t<T>;
     using St = Sums<A, RMS ? 1 : 2>;
     using Sl = Slice<T, PPT, PACKED>;
+    using Cs = ColumnSums<T, PPT, PACKED>;
     __shared__ Exchange<St> exchange;
-    extern __shared__ unsigned char scratch_bytes[];  // blocks of several rows: n entries to combine dw, then db
+    extern __shared__ uint4 column_sums[];  // this block's dweight sums, then its dbias sums (ColumnSums)
     const Ctx c = make_ctx<WHOLE>(layout, n);
     const int count = Sl::count(c);
-    Sl wv;
-    if (w != nullptr) wv.load(w, c, count);
-    A sum_w[PPT][Sl::S], sum_b[PPT][Sl::S];  // this thread's columns of dweight and dbias, over its rows
-    RW_EACH(PPT, Sl::S) {
-        sum_w[k][j] = A(0);
-        sum_b[k][j] = A(0);
+    // The weight: a missing one reads as ones (one code path: g = dy w). Rows split over blocks hold it over the
+    // rows; whole-row kernels read it pack by pack where they use it, twice a row (L1 hits), as the forward does:
+    // 8 registers fewer for 2 bf16 packs, what it takes to fit 64 with no spill.
+    Sl wheld;
+    auto weight_pack = [&](Sl &p, const T *wp, int k) {
+        if (wp != nullptr) {
+            p.template load_pack<true>(wp, c, count, k);
+        } else {
+            A ones[Sl::S];
+#pragma unroll
+            for (int j = 0; j < Sl::S; ++j) ones[j] = A(1);
+            Bits<T>::put(p.w[k], ones);
+        }
+    };
+    if constexpr (!WHOLE) {
+#pragma unroll
+        for (int k = 0; k < PPT; ++k) weight_pack(wheld, w, k);
     }
+    Cs sum_w{reinterpret_cast<typename Cs::Vec *>(column_sums)};
+    Cs sum_b{sum_w.base + (partial_w != nullptr ? Cs::kVectors * blockDim.x : 0)};
+    if (partial_w != nullptr) sum_w.zero();
+    if (!RMS && partial_b != nullptr) sum_b.zero();
     for_each_row(c, rows, [&](int64_t row, bool active, int parity) {
         Sl xv, gv;
         A mean = A(0), rstd = A(0);
@@ -141,10 +230,15 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
             },
             [&] {
                 St s = St::empty();
+                Sl wv = wheld;
+                const T *wl = in_loop(w);
+#pragma unroll
+                for (int k = 0; k < PPT; ++k)
+                    if (WHOLE) weight_pack(wv, wl, k);
                 RW_EACH(PPT, Sl::S) {
                     if (Sl::valid(count, k, j)) {
                         const A xhat = (xv.get(k, j) - mean) * rstd;
-                        const A g = w != nullptr ? gv.get(k, j) * wv.get(k, j) : gv.get(k, j);
+                        const A g = gv.get(k, j) * wv.get(k, j);
                         s.v[0] += g * xhat;
                         if constexpr (!RMS) s.v[1] += g;
                     }
@@ -157,28 +251,30 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
                 if constexpr (!RMS) mean_g = total.v[1] / A(n);
                 xv.refresh();
                 gv.refresh();
+                Sl wv = wheld;
+                const T *wl = in_loop(w);
 #pragma unroll
                 for (int k = 0; k < PPT; ++k) {
                     if (!Sl::any(count, k)) continue;
-                    A out[Sl::S];
+                    if (WHOLE) weight_pack(wv, wl, k);
+                    A out[Sl::S], dw[Sl::S], db[Sl::S];
 #pragma unroll
                     for (int j = 0; j < Sl::S; ++j) {
                         const A xhat = (xv.get(k, j) - mean) * rstd, d = gv.get(k, j);
-                        const A g = w != nullptr ? d * wv.get(k, j) : d;
-                        if (Sl::valid(count, k, j)) {
-                            sum_w[k][j] += d * xhat;
-                            sum_b[k][j] += d;
-                        }
-                        out[j] = rstd * (g - mean_g - xhat * mean_gx);
+                        dw[j] = d * xhat;  // zero outside the segment (d = 0 there)
+                        db[j] = d;
+                        out[j] = rstd * (d * wv.get(k, j) - mean_g - xhat * mean_gx);
                     }
                     Sl::store(dx + row * n, c, count, k, out);
+                    if (partial_w != nullptr) sum_w.add(k, dw);
+                    if (!RMS && partial_b != nullptr) sum_b.add(k, db);
                 }
             });
     });
     if (c.mode != kSplitStats) {
-        A *scratch = reinterpret_cast<A *>(scratch_bytes);
-        if (partial_w != nullptr) write_partials<T, PPT, PACKED>(c, count, sum_w, partial_w, scratch);
-        if (partial_b != nullptr) write_partials<T, PPT, PACKED>(c, count, sum_b, partial_b, scratch);
+        if (c.R > 1) __syncthreads();  // every group's sums are in shared memory
+        if (partial_w != nullptr) sum_w.write(c, count, partial_w);
+        if (!RMS && partial_b != nullptr) sum_b.write(c, count, partial_b);
     }
     if (!WHOLE) finish(c);
 }
@@ -237,8 +333,14 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     auto kernel = pick_backward<T, BackwardKernel<T, RMS>, BackwardMake<T, RMS>>(p.ppt, p.packed, p.mode == kWhole);
     if (kernel == nullptr) return cudaErrorInvalidValue;
     const int partials = (a->dw != nullptr) + (!RMS && a->db != nullptr);
-    CUDA_RETURN_IF_ERROR(
-        size_plan(kernel, version, 1, rows, n, sizeof(A), sizeof(Sums < A, RMS ? 1 : 2 >), partials, &p));
+    // Each thread's dweight/dbias sums live in shared memory (ColumnSums): up to 64 KB a block of 512 (2 bf16 packs),
+    // over the 48 KB a launch gets unless the kernel asks for more.
+    const size_t smem_per_thread = (size_t)partials * p.ppt * Pack<T>::size * sizeof(A);
+    if (smem_per_thread * p.block > 48 * 1024)
+        CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                  (int)(smem_per_thread * p.block)));
+    CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 1, rows, n, sizeof(A), sizeof(Sums < A, RMS ? 1 : 2 >), partials,
+                                   &p, smem_per_thread));
     *out = p;
     if (plan_only || n == 0) return cudaSuccess;
     if (workspace_bytes < workspace_of(p)) return cudaErrorInvalidValue;

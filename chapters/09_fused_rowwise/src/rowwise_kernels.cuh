@@ -470,33 +470,63 @@ __device__ inline void process_row(const Ctx &c, int64_t row, bool active, int p
     if (active) apply(total);
 }
 
-// Backward: write this block's sums of dweight (or dbias) over its rows to partial[slot][column]. A block whose
-// groups each held a row combines the groups in shared memory first, in group order (scratch: n entries).
+// Backward: a thread's running sums of dweight (or dbias) over the rows its block walks, one per element it holds, in
+// shared memory rather than registers (32 registers fewer for 2 bf16 packs of dweight and dbias). A thread reads and
+// writes only its own slots, so no barrier is needed until the end. Slots are 16-byte vectors of V sums (V = 4 floats,
+// 2 doubles): vector q of thread i sits at q * blockDim + i, so one LDS.128 / STS.128 moves V sums and a warp's
+// threads touch consecutive vectors (no bank conflict).
 template <typename T, int PPT, bool PACKED>
-__device__ inline void write_partials(const Ctx &c, int count, const acc_t<T> (&sum)[PPT][Pack<T>::size],
-                                      acc_t<T> *partial, acc_t<T> *scratch) {
+struct ColumnSums {
     using A = acc_t<T>;
-    using Sl = Slice<T, PPT, PACKED>;
-    A *out = partial + c.slot * c.n;
-    if (c.R == 1) {
-        RW_EACH(PPT, Sl::S) {
-            if (Sl::valid(count, k, j)) out[Sl::column(c, k, j)] = sum[k][j];
-        }
-        return;
+    static constexpr int S = Pack<T>::size;
+    static constexpr int V = 16 / (int)sizeof(A);
+    static constexpr int kVectors = PPT * S / V;  // per thread
+    struct alignas(16) Vec {
+        A v[V];
+    };
+    static_assert(S % V == 0, "a pack holds whole vectors of sums");
+    Vec *base;  // kVectors * blockDim vectors: this block's slots of one gradient
+
+    // Bytes of shared memory per thread for one gradient.
+    static constexpr size_t bytes_per_thread() {
+        return (size_t)kVectors * sizeof(Vec);
     }
-    for (int64_t i = threadIdx.x; i < c.n; i += blockDim.x) scratch[i] = A(0);
-    __syncthreads();
-    for (int g = 0; g < c.R; ++g) {
-        if (c.g == g) {
-            RW_EACH(PPT, Sl::S) {
-                if (Sl::valid(count, k, j)) scratch[Sl::column(c, k, j)] += sum[k][j];
-            }
-        }
-        __syncthreads();
+    __device__ Vec &slot(int q, int thread) const {
+        return base[(size_t)q * blockDim.x + thread];
     }
-    for (int64_t i = threadIdx.x; i < c.n; i += blockDim.x) out[i] = scratch[i];
-    __syncthreads();  // scratch is reused for the next vector
-}
+    __device__ void zero() const {
+#pragma unroll
+        for (int q = 0; q < kVectors; ++q)
+#pragma unroll
+            for (int i = 0; i < V; ++i) slot(q, threadIdx.x).v[i] = A(0);
+    }
+    // Adds the S values of pack k (elements outside the segment add zero: their words are zero).
+    __device__ void add(int k, const A (&values)[S]) const {
+#pragma unroll
+        for (int q = 0; q < S / V; ++q) {
+            Vec s = slot(k * (S / V) + q, threadIdx.x);
+#pragma unroll
+            for (int i = 0; i < V; ++i) s.v[i] += values[q * V + i];
+            slot(k * (S / V) + q, threadIdx.x) = s;
+        }
+    }
+    // The block's sums, as partial[slot][column]. A block whose groups each held a row adds the groups' slots in
+    // group order (the first group's threads do it), so the bits do not depend on timing. Call after a barrier when
+    // the block holds more than one group (c.R > 1).
+    __device__ void write(const Ctx &c, int count, A *partial) const {
+        using Sl = Slice<T, PPT, PACKED>;
+        if (c.g != 0) return;
+        A *out = partial + c.slot * c.n;
+        RW_EACH(PPT, S) {
+            if (!Sl::valid(count, k, j)) continue;
+            const int e = k * S + j;
+            A total = slot(e / V, c.t).v[e % V];
+#pragma unroll 1  // once per block: compact code
+            for (int g = 1; g < c.R; ++g) total += slot(e / V, g * c.G + c.t).v[e % V];
+            out[Sl::column(c, k, j)] = total;
+        }
+    }
+};
 
 // dweight[col] = sum over the partial rows, in order: a 32 x 32 block per 32 columns, each thread summing every 32nd
 // partial row, then one thread per column adding the 32 sums in order. No atomics: the same bits on every run.
@@ -667,11 +697,13 @@ cudaError_t active_clusters(Kernel kernel, const Plan &p, int *clusters) {
 
 // Grid size, shared memory and workspace of a plan whose row layout shape_plan chose. A cluster plan that the GPU
 // cannot hold (no cluster of that size fits) becomes a split plan when the version was left to choose (AUTO).
+// backward_smem_per_thread: the dynamic shared memory a backward block needs per thread (the norms keep each thread's
+// dweight/dbias sums there; the softmax needs none).
 template <typename Kernel>
 cudaError_t size_plan(Kernel kernel, int version, int backward, int64_t rows, int64_t n, size_t acc_bytes,
-                      size_t stats_bytes, int partials, Plan *p) {
+                      size_t stats_bytes, int partials, Plan *p, size_t backward_smem_per_thread = 0) {
     const int groups = p->block / p->group;
-    p->smem = backward && groups > 1 ? (size_t)n * acc_bytes : 0;
+    p->smem = backward ? backward_smem_per_thread * (size_t)p->block : 0;
     const int64_t waves = backward ? kBackwardWaves : kForwardWaves;
     if (p->mode == kCluster) {
         int clusters = 0;
