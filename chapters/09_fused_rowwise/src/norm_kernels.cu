@@ -26,23 +26,23 @@ namespace rowwise {
 template <typename A, bool RMS>
 using NormStats = typename std::conditional<RMS, Sums<A, 1>, Moments<A>>::type;
 
-template <typename T, int PPT, bool PACKED, bool WHOLE, bool RMS>
-__global__ void __launch_bounds__(kMaxThreads, min_blocks(RMS && PACKED && WHOLE && PPT * sizeof(Pack<T>) <= 64))
+template <typename T, int PPT, int LAYOUT, bool WHOLE, bool RMS>
+__global__ void __launch_bounds__(kMaxThreads, min_blocks(RMS && LAYOUT == kPacks && WHOLE && PPT * sizeof(Pack<T>) <= 64))
     norm_forward_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b, T *__restrict__ y,
                         acc_t<T> *__restrict__ mean_out, acc_t<T> *__restrict__ rstd_out, int64_t rows, int64_t n,
                         acc_t<T> eps, Layout layout, NormStats<acc_t<T>, RMS> *stats) {
     using A = acc_t<T>;
     using St = NormStats<A, RMS>;
-    using Sl = Slice<T, PPT, PACKED>;
+    using Sl = Slice<T, PPT, LAYOUT>;
     __shared__ Exchange<St> exchange;
-    const Ctx c = make_ctx<WHOLE>(layout, n);
+    const Ctx c = Sl::locate(make_ctx<WHOLE>(layout, n), x);
     const int count = Sl::count(c);
     // This thread's columns of the weight and bias. Rows split over blocks (!WHOLE) hold them in registers over the
     // rows, loaded once; whole-row kernels read them pack by pack for each row instead (L1 hits; below).
     Sl wheld, bheld;
     if constexpr (!WHOLE) {
-        if (w != nullptr) wheld.load(w, c, count);
-        if (!RMS && b != nullptr) bheld.load(b, c, count);
+        if (w != nullptr) wheld.load_vector(w, c, count);
+        if (!RMS && b != nullptr) bheld.load_vector(b, c, count);
     }
     for_each_row(c, rows, [&](int64_t row, bool active, int parity) {
         Sl v;
@@ -51,13 +51,13 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(RMS && PACKED && WHOLE
             [&] {
                 if constexpr (RMS) {
                     St s = St::empty();
-                    RW_EACH(PPT, Sl::S) {
+                    RW_EACH(Sl::K, Sl::S) {
                         if (Sl::valid(count, k, j)) s.v[0] += v.get(k, j) * v.get(k, j);
                     }
                     return s;
                 } else {  // this thread's (count, mean, M2), two passes over its registers
                     A held = A(0), sum = A(0);
-                    RW_EACH(PPT, Sl::S) {
+                    RW_EACH(Sl::K, Sl::S) {
                         if (Sl::valid(count, k, j)) {
                             held += A(1);
                             sum += v.get(k, j);
@@ -66,7 +66,7 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(RMS && PACKED && WHOLE
                     if (held == A(0)) return St::empty();
                     const A mean = sum / held;
                     A m2 = A(0);
-                    RW_EACH(PPT, Sl::S) {
+                    RW_EACH(Sl::K, Sl::S) {
                         if (Sl::valid(count, k, j)) m2 += (v.get(k, j) - mean) * (v.get(k, j) - mean);
                     }
                     return St{held, mean, m2};
@@ -90,10 +90,10 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(RMS && PACKED && WHOLE
                 Sl wv = wheld, bv = bheld;
                 const T *wl = in_loop(w), *bl = in_loop(b);
 #pragma unroll
-                for (int k = 0; k < PPT; ++k) {
+                for (int k = 0; k < Sl::K; ++k) {
                     if (!Sl::any(count, k)) continue;
-                    if (WHOLE && w != nullptr) wv.template load_pack<true>(wl, c, count, k);
-                    if (WHOLE && !RMS && b != nullptr) bv.template load_pack<true>(bl, c, count, k);
+                    if (WHOLE && w != nullptr) wv.template load_vector_pack<true>(wl, c, count, k);
+                    if (WHOLE && !RMS && b != nullptr) bv.template load_vector_pack<true>(bl, c, count, k);
                     A out[Sl::S];
 #pragma unroll
                     for (int j = 0; j < Sl::S; ++j) {
@@ -108,7 +108,7 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(RMS && PACKED && WHOLE
     if (!WHOLE) finish(c);
 }
 
-template <typename T, int PPT, bool PACKED, bool WHOLE, bool RMS>
+template <typename T, int PPT, int LAYOUT, bool WHOLE, bool RMS>
 __global__ void __launch_bounds__(kMaxBackwardThreads)
     norm_backward_kernel(const T *__restrict__ dy, const T *__restrict__ x, const T *__restrict__ w,
                          const acc_t<T> *__restrict__ mean_in, const acc_t<T> *__restrict__ rstd_in, T *__restrict__ dx,
@@ -116,15 +116,15 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
                          Layout layout, Sums<acc_t<T>, RMS ? 1 : 2> *stats) {
     using A = acc_t<T>;
     using St = Sums<A, RMS ? 1 : 2>;
-    using Sl = Slice<T, PPT, PACKED>;
+    using Sl = Slice<T, PPT, LAYOUT>;
     __shared__ Exchange<St> exchange;
     extern __shared__ unsigned char scratch_bytes[];  // blocks of several rows: n entries to combine dw, then db
-    const Ctx c = make_ctx<WHOLE>(layout, n);
+    const Ctx c = Sl::locate(make_ctx<WHOLE>(layout, n), x);
     const int count = Sl::count(c);
     Sl wv;
-    if (w != nullptr) wv.load(w, c, count);
-    A sum_w[PPT][Sl::S], sum_b[PPT][Sl::S];  // this thread's columns of dweight and dbias, over its rows
-    RW_EACH(PPT, Sl::S) {
+    if (w != nullptr) wv.load_vector(w, c, count);
+    A sum_w[Sl::K][Sl::S], sum_b[Sl::K][Sl::S];  // this thread's columns of dweight and dbias, over its rows
+    RW_EACH(Sl::K, Sl::S) {
         sum_w[k][j] = A(0);
         sum_b[k][j] = A(0);
     }
@@ -141,7 +141,7 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
             },
             [&] {
                 St s = St::empty();
-                RW_EACH(PPT, Sl::S) {
+                RW_EACH(Sl::K, Sl::S) {
                     if (Sl::valid(count, k, j)) {
                         const A xhat = (xv.get(k, j) - mean) * rstd;
                         const A g = w != nullptr ? gv.get(k, j) * wv.get(k, j) : gv.get(k, j);
@@ -158,7 +158,7 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
                 xv.refresh();
                 gv.refresh();
 #pragma unroll
-                for (int k = 0; k < PPT; ++k) {
+                for (int k = 0; k < Sl::K; ++k) {
                     if (!Sl::any(count, k)) continue;
                     A out[Sl::S];
 #pragma unroll
@@ -177,8 +177,8 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
     });
     if (c.mode != kSplitStats) {
         A *scratch = reinterpret_cast<A *>(scratch_bytes);
-        if (partial_w != nullptr) write_partials<T, PPT, PACKED>(c, count, sum_w, partial_w, scratch);
-        if (partial_b != nullptr) write_partials<T, PPT, PACKED>(c, count, sum_b, partial_b, scratch);
+        if (partial_w != nullptr) write_partials<Sl>(c, count, sum_w, partial_w, scratch);
+        if (partial_b != nullptr) write_partials<Sl>(c, count, sum_b, partial_b, scratch);
     }
     if (!WHOLE) finish(c);
 }
@@ -193,16 +193,16 @@ using BackwardKernel = void (*)(const T *, const T *, const T *, const acc_t<T> 
 
 template <typename T, bool RMS>
 struct ForwardMake {
-    template <int PPT, bool PACKED, bool WHOLE>
+    template <int PPT, int LAYOUT, bool WHOLE>
     static ForwardKernel<T, RMS> get() {
-        return norm_forward_kernel<T, PPT, PACKED, WHOLE, RMS>;
+        return norm_forward_kernel<T, PPT, LAYOUT, WHOLE, RMS>;
     }
 };
 template <typename T, bool RMS>
 struct BackwardMake {
-    template <int PPT, bool PACKED, bool WHOLE>
+    template <int PPT, int LAYOUT, bool WHOLE>
     static BackwardKernel<T, RMS> get() {
-        return norm_backward_kernel<T, PPT, PACKED, WHOLE, RMS>;
+        return norm_backward_kernel<T, PPT, LAYOUT, WHOLE, RMS>;
     }
 };
 
@@ -211,7 +211,7 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
                      size_t workspace_bytes, cudaStream_t stream, bool plan_only, Plan *out) {
     using A = acc_t<T>;
     Plan p;
-    p.packed = args_packed(a, sizeof(T));
+    p.packed = row_layout(a, sizeof(T));
     const int64_t rows = a->rows, n = a->n;
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p)) return cudaErrorInvalidValue;
     const T *x = static_cast<const T *>(a->x), *w = static_cast<const T *>(a->w);

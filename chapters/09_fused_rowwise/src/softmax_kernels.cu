@@ -77,15 +77,15 @@ __global__ void __launch_bounds__(256)
 }
 
 // ---- versions 3-5 ------------------------------------------------------------------------------------------------
-template <typename T, int PPT, bool PACKED, bool WHOLE>
-__global__ void __launch_bounds__(kMaxThreads, min_blocks(PACKED && PPT * sizeof(Pack<T>) <= 64))
+template <typename T, int PPT, int LAYOUT, bool WHOLE>
+__global__ void __launch_bounds__(kMaxThreads, min_blocks(LAYOUT == kPacks && PPT * sizeof(Pack<T>) <= 64))
     softmax_forward_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t n, Layout layout,
                            MaxSum<acc_t<T>> *stats) {
     using A = acc_t<T>;
     using St = MaxSum<A>;
-    using Sl = Slice<T, PPT, PACKED>;
+    using Sl = Slice<T, PPT, LAYOUT>;
     __shared__ Exchange<St> exchange;
-    const Ctx c = make_ctx<WHOLE>(layout, n);
+    const Ctx c = Sl::locate(make_ctx<WHOLE>(layout, n), x);
     const int count = Sl::count(c);
     for_each_row(c, rows, [&](int64_t row, bool active, int parity) {
         Sl v;
@@ -93,12 +93,12 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(PACKED && PPT * sizeof
             c, row, active, parity, exchange, stats, [&] { v.load(x + row * n, c, count); },
             [&] {  // this thread's own pair: its max, then its sum of exp(x - max)
                 A m = A(-INFINITY);
-                RW_EACH(PPT, Sl::S) {
+                RW_EACH(Sl::K, Sl::S) {
                     if (Sl::valid(count, k, j)) m = fmax(m, v.get(k, j));
                 }
                 A s = A(0);
                 if (m != A(-INFINITY)) {
-                    RW_EACH(PPT, Sl::S) {
+                    RW_EACH(Sl::K, Sl::S) {
                         if (Sl::valid(count, k, j)) s += exp_acc(v.get(k, j) - m);
                     }
                 }
@@ -108,7 +108,7 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(PACKED && PPT * sizeof
                 const A inverse = A(1) / total.sum;
                 v.refresh();
 #pragma unroll
-                for (int k = 0; k < PPT; ++k) {
+                for (int k = 0; k < Sl::K; ++k) {
                     if (!Sl::any(count, k)) continue;
                     A out[Sl::S];
 #pragma unroll
@@ -120,15 +120,15 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(PACKED && PPT * sizeof
     if (!WHOLE) finish(c);
 }
 
-template <typename T, int PPT, bool PACKED, bool WHOLE>
+template <typename T, int PPT, int LAYOUT, bool WHOLE>
 __global__ void __launch_bounds__(kMaxBackwardThreads)
     softmax_backward_kernel(const T *__restrict__ y, const T *__restrict__ dy, T *__restrict__ dx, int64_t rows,
                             int64_t n, Layout layout, Sums<acc_t<T>, 1> *stats) {
     using A = acc_t<T>;
     using St = Sums<A, 1>;
-    using Sl = Slice<T, PPT, PACKED>;
+    using Sl = Slice<T, PPT, LAYOUT>;
     __shared__ Exchange<St> exchange;
-    const Ctx c = make_ctx<WHOLE>(layout, n);
+    const Ctx c = Sl::locate(make_ctx<WHOLE>(layout, n), y);
     const int count = Sl::count(c);
     for_each_row(c, rows, [&](int64_t row, bool active, int parity) {
         Sl yv, gv;
@@ -140,7 +140,7 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
             },
             [&] {
                 St s = St::empty();
-                RW_EACH(PPT, Sl::S) {
+                RW_EACH(Sl::K, Sl::S) {
                     if (Sl::valid(count, k, j)) s.v[0] += yv.get(k, j) * gv.get(k, j);
                 }
                 return s;
@@ -149,7 +149,7 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
                 yv.refresh();
                 gv.refresh();
 #pragma unroll
-                for (int k = 0; k < PPT; ++k) {
+                for (int k = 0; k < Sl::K; ++k) {
                     if (!Sl::any(count, k)) continue;
                     A out[Sl::S];
 #pragma unroll
@@ -169,16 +169,16 @@ using BackwardKernel = void (*)(const T *, const T *, T *, int64_t, int64_t, Lay
 
 template <typename T>
 struct ForwardMake {
-    template <int PPT, bool PACKED, bool WHOLE>
+    template <int PPT, int LAYOUT, bool WHOLE>
     static ForwardKernel<T> get() {
-        return softmax_forward_kernel<T, PPT, PACKED, WHOLE>;
+        return softmax_forward_kernel<T, PPT, LAYOUT, WHOLE>;
     }
 };
 template <typename T>
 struct BackwardMake {
-    template <int PPT, bool PACKED, bool WHOLE>
+    template <int PPT, int LAYOUT, bool WHOLE>
     static BackwardKernel<T> get() {
-        return softmax_backward_kernel<T, PPT, PACKED, WHOLE>;
+        return softmax_backward_kernel<T, PPT, LAYOUT, WHOLE>;
     }
 };
 
@@ -187,7 +187,7 @@ template <typename T>
 cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const rowwise_tuning *tuning, void *workspace,
                         size_t workspace_bytes, cudaStream_t stream, bool plan_only, Plan *out) {
     Plan p;
-    p.packed = args_packed(a, sizeof(T));
+    p.packed = row_layout(a, sizeof(T));
     const int64_t rows = a->rows, n = a->n;
     if (version == ROWWISE_NAIVE || version == ROWWISE_WARP_ONLINE) {  // forward only (rowwise_unsupported)
         p.mode = kWhole;
