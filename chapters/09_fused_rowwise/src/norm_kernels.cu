@@ -26,8 +26,11 @@ namespace rowwise {
 template <typename A, bool RMS>
 using NormStats = typename std::conditional<RMS, Sums<A, 1>, Moments<A>>::type;
 
+// At most 64 registers (min_blocks) for RMSNorm on whole rows, packed or an aligned body (kBody, odd n): ptxas
+// reports no spill there.
 template <typename T, int PPT, int LAYOUT, bool WHOLE, bool RMS>
-__global__ void __launch_bounds__(kMaxThreads, min_blocks(RMS && LAYOUT == kPacks && WHOLE && PPT * sizeof(Pack<T>) <= 64))
+__global__ void __launch_bounds__(kMaxThreads,
+                                  min_blocks(RMS &&LAYOUT != kSingles && WHOLE && PPT * sizeof(Pack<T>) <= 64))
     norm_forward_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b, T *__restrict__ y,
                         acc_t<T> *__restrict__ mean_out, acc_t<T> *__restrict__ rstd_out, int64_t rows, int64_t n,
                         acc_t<T> eps, Layout layout, NormStats<acc_t<T>, RMS> *stats) {

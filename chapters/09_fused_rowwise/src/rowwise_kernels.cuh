@@ -921,12 +921,13 @@ inline int row_layout(const rowwise_args *a, size_t element) {
 // A plan's text (rowwise_describe).
 inline void describe(const Plan &p, char *text, size_t bytes) {
     static const char *names[] = {"registers", "cluster", "split", "split"};
-    static const char *layouts[] = {" (as single elements)", "", " (from each row's first 16-byte boundary, a scalar head and tail)"};
+    static const char *layouts[] = {" (as single elements)", "",
+                                    " (from each row's first 16-byte boundary, a scalar head and tail)"};
     snprintf(text, bytes,
              "%s: %d threads per row, %d packs of 16 bytes per thread%s, %d block%s per row, "
              "%d-thread blocks, %lld blocks",
-             names[p.mode], p.group, p.ppt, layouts[p.packed], p.segments,
-             p.segments > 1 ? "s" : "", p.block, (long long)p.grid);
+             names[p.mode], p.group, p.ppt, layouts[p.packed], p.segments, p.segments > 1 ? "s" : "", p.block,
+             (long long)p.grid);
 }
 
 }  // namespace rowwise

@@ -77,8 +77,12 @@ __global__ void __launch_bounds__(256)
 }
 
 // ---- versions 3-5 ------------------------------------------------------------------------------------------------
+// At most 64 registers (min_blocks) where ptxas reports no spill then: packed rows up to 4 packs; an aligned body
+// (kBody, odd n) only for whole rows in 16- and 32-bit types (its cluster kernels and float64 spilled 16-100 bytes).
 template <typename T, int PPT, int LAYOUT, bool WHOLE>
-__global__ void __launch_bounds__(kMaxThreads, min_blocks(LAYOUT == kPacks && PPT * sizeof(Pack<T>) <= 64))
+__global__ void __launch_bounds__(kMaxThreads,
+                                  min_blocks(PPT * sizeof(Pack<T>) <= 64 &&
+                                             (LAYOUT == kPacks || (LAYOUT == kBody && WHOLE && sizeof(T) != 8))))
     softmax_forward_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t n, Layout layout,
                            MaxSum<acc_t<T>> *stats) {
     using A = acc_t<T>;
