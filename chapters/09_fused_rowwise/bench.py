@@ -245,8 +245,10 @@ def summary(csv_path: Path) -> str:
             text = "—" if value is None else f"{value:.0f}"
             cells.append(f"**{text}**" if value is not None and name != "ours" and value == best else text)
         lines.append(f"| {op} | {dtype} | {shape} | {what} | " + " | ".join(cells) + " |")
-    note = ("% of the device copy's bandwidth in the same run (bytes: 2MN forward, 5MN forward+backward); the best "
-            "peer in bold; — : not run (see the notes in the bench's log).")
+    note = (
+        "% of the device copy's bandwidth in the same run (bytes: 2MN forward, 5MN forward+backward); the best "
+        "peer in bold; — : not run (see the notes in the bench's log)."
+    )
     return note + "\n\n" + "\n".join(lines) + "\n"
 
 

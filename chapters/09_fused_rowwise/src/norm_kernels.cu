@@ -69,8 +69,8 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(forward_fits_64<T, PPT
         }
     }
     // y = ((x - mean) rstd + offset) w + b, widened again from the words and written pack by pack; mean and rstd
-    // saved for the backward (offset: below, the correction of LayerNorm's two-pass mean; elsewhere zero). WHOLE: the weight and bias pack by pack for each row, not held over the rows (32 registers more for
-    // 4 bf16 packs of each).
+    // saved for the backward (offset: below, the correction of LayerNorm's two-pass mean; elsewhere zero). WHOLE: the
+    // weight and bias pack by pack for each row, not held over the rows (32 registers more for 4 bf16 packs of each).
     auto write_row = [&](Sl &v, int64_t row, A mean, A rstd, A offset, A saved_mean) {
         if (c.rank == 0 && c.t == 0) {
             if (!RMS) mean_out[row] = saved_mean;

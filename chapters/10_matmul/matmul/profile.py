@@ -18,7 +18,7 @@ they are (ncu would otherwise lock them at base clock). The metrics:
   duration                 gpu__time_duration.sum
 and for the tensor-core rungs (the part 2 table):
   tensor pipe busy         sm__pipe_tensor_op_hmma_cycles_active (mma.sync, WMMA), ..._gmma_... (wgmma)
-  issue slots busy         sm__inst_issued.avg.pct_of_peak_sustained_active                  instructions issued / possible
+  issue slots busy         sm__inst_issued.avg.pct_of_peak_sustained_active                  issued / possible
   stalls per issue         smsp__average_warps_issue_stalled_<why>_per_issue_active.ratio    warps waiting, by reason:
                            barrier, long_scoreboard (global/L1), short_scoreboard (shared memory, ldmatrix),
                            math_pipe_throttle (the tensor pipe is full), mio_throttle (shared-memory queue),

@@ -103,10 +103,10 @@ struct WgmmaConfig {
     /* Tile rows a group walks down before moving right: 8 × 128 rows of C, as rung 10. */
     static constexpr int kGroupUnits = kGroupM * kBM / kTileM / kCluster;
     static constexpr size_t kStoreBytes = kTmaStore ? (size_t)kBM * kBN * 2 : 0; /* C's staging: 2 × 64×256 */
-    static constexpr size_t kSharedBytes = (size_t)kStages * kStageBytes /* tiles */
-                                           + kStoreBytes                 /* C's staging (TMA_STORE) */
-                                           + 2 * kStages * 8 + 16        /* full[], empty[], turn[2] mbarriers */
-                                           + 1024;                       /* room to align the tiles to 1024 bytes */
+    static constexpr size_t kSharedBytes = (size_t)kStages * kStageBytes         /* tiles */
+                                           + kStoreBytes                         /* C's staging (TMA_STORE) */
+                                           + 2 * kStages * 8 + 16 /* full[], empty[], turn[2] mbarriers */
+                                           + 1024;                /* room to align the tiles to 1024 bytes */
     /* setmaxnreg's split of the block's 384 × 168 registers (the cap at entry): 24 for the producer and 240 for
      * each consumer; with a cluster the producer needs more (the multicast's rank, mask, box loop: at 24 it
      * spills), so 40 and 232: 128 × 40 + 256 × 232 = 384 × 168. */
@@ -118,8 +118,8 @@ struct WgmmaConfig {
     static_assert(kGroupM % kCluster == 0 && (kBN / kBoxN) % kCluster == 0, "B's boxes split evenly");
     static_assert(!kPingPong || (kPersistent && kCluster == 1), "ping-pong: persistent, no cluster");
 };
-/* The op's: persistent, C stored by TMA, 3 stages (NOTES.md: 784 TFLOP/s at 4096³ against the first version's 687, 102 %
- * of cuBLAS; 6 % slower than the first version at 3000³, where a fixed tile order balances 288 tiles worse). */
+/* The op's: persistent, C stored by TMA, 3 stages (NOTES.md: 784 TFLOP/s at 4096³ against the first version's 687,
+ * 102 % of cuBLAS; 6 % slower than the first version at 3000³, where a fixed tile order balances 288 tiles worse). */
 using WgmmaTile = WgmmaConfig<3, true, false, 1, true>;
 using WgmmaFirst = WgmmaConfig<4, false, false, 1>; /* the first version: one block per tile, C from registers */
 
@@ -187,8 +187,8 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap *map
 
 /* The same copy, delivered to the same shared-memory offset in every block of the cluster named in `mask` (bit r:
  * the block of rank r); each block's barrier at offset `bar` counts the bytes it received. */
-[[maybe_unused]] __device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap *map, int inner, int outer,
-                                                      uint32_t bar, uint16_t mask) {
+[[maybe_unused]] __device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap *map, int inner,
+                                                                       int outer, uint32_t bar, uint16_t mask) {
     asm volatile(
         "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
         " [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst),
@@ -231,7 +231,8 @@ __device__ __forceinline__ uint64_t descriptor(uint32_t address, uint32_t leadin
 }
 
 /* ---- TMA store: the copy engine writes a 2-D box of shared memory into a tensor (clipped at the matrix's edges) */
-[[maybe_unused]] __device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, uint32_t src, int inner, int outer) {
+[[maybe_unused]] __device__ __forceinline__ void tma_store_2d(const CUtensorMap *map, uint32_t src, int inner,
+                                                              int outer) {
     asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];" ::"l"((uint64_t)map),
                  "r"(inner), "r"(outer), "r"(src)
                  : "memory");
@@ -346,8 +347,8 @@ __device__ __forceinline__ void unit_coordinates(int unit, int units_m, int tile
 template <typename T, class Cfg>
 __global__ void __launch_bounds__(kThreads, 1)
     wgmma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                 const __grid_constant__ CUtensorMap map_c /* used with Cfg::kTmaStore only */, T *c,
-                 int64_t ldc, int M, int N, int k_tiles, int tiles_m, int tiles_n, int paired) {
+                 const __grid_constant__ CUtensorMap map_c /* used with Cfg::kTmaStore only */, T *c, int64_t ldc,
+                 int M, int N, int k_tiles, int tiles_m, int tiles_n, int paired) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     constexpr int kStages = Cfg::kStages, kCluster = Cfg::kCluster;
     extern __shared__ uint8_t shared_raw[];
@@ -374,7 +375,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             /* Without a cluster every consumer thread arrives; with one, lane 0 of each consumer warp of each block of
              * the cluster (the producers write into every block's stage s, so they wait for all of them). */
             /* (Ping-pong: one consumer reads each stage, all 128 of its threads arrive.) */
-            mbarrier_init(bars + 8 * (kStages + s), Cfg::kPingPong ? 128
+            mbarrier_init(bars + 8 * (kStages + s), Cfg::kPingPong  ? 128
                                                     : kCluster == 1 ? kConsumers * 128
                                                                     : kConsumers * 4 * kCluster);
         }
@@ -520,7 +521,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                 for (int j = 0; j < 16; ++j) {
                     const uint32_t box = mine + (j / 4) * (64 * kBoxN * 2);
 #pragma unroll
-                    for (int h = 0; h < 4; ++h) { /* d[j][2h], d[j][2h+1]: row r0 (+8 for h odd), column +8 for h >= 2 */
+                    /* d[j][2h], d[j][2h+1]: row r0 (+8 for h odd), column +8 for h >= 2 */
+                    for (int h = 0; h < 4; ++h) {
                         const int r = r0 + 8 * (h % 2), col = (16 * j) % 64 + 8 * (h / 2) + 2 * (lane % 4);
                         const uint32_t at = box + r * 128 + (((col / 8) ^ (r % 8)) * 16) + (col % 8) * 2;
                         st_shared_b32(at, pack_pair<T>(d[j][2 * h], d[j][2 * h + 1]));
@@ -644,7 +646,8 @@ cudaError_t launch_wgmma_variant(int64_t M, int64_t N, int64_t K, matmul_operand
     const auto kernel = wgmma_kernel<T, Cfg>;
     CUDA_RETURN_IF_ERROR(
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)Cfg::kSharedBytes));
-    const int64_t tiles_m = (M + Cfg::kTileM - 1) / Cfg::kTileM, tiles_n = (N + kBN - 1) / kBN, k_tiles = (K + kBK - 1) / kBK;
+    const int64_t tiles_m = (M + Cfg::kTileM - 1) / Cfg::kTileM, tiles_n = (N + kBN - 1) / kBN,
+                  k_tiles = (K + kBK - 1) / kBK;
     /* Units: tiles, or with clusters pairs of tiles one above the other (the last pair may hang below M). */
     const int64_t units = (tiles_m + Cfg::kCluster - 1) / Cfg::kCluster * tiles_n;
     int device = 0, most_blocks = 0;
@@ -660,8 +663,9 @@ cudaError_t launch_wgmma_variant(int64_t M, int64_t N, int64_t K, matmul_operand
     }
     const int paired = ldc % 2 == 0 && reinterpret_cast<uintptr_t>(c) % 4 == 0;
     if constexpr (Cfg::kCluster == 1) {
-        kernel<<<(unsigned int)blocks, kThreads, Cfg::kSharedBytes, stream>>>(
-            map_a, map_b, map_c, static_cast<T *>(c), ldc, (int)M, (int)N, (int)k_tiles, (int)tiles_m, (int)tiles_n, paired);
+        kernel<<<(unsigned int)blocks, kThreads, Cfg::kSharedBytes, stream>>>(map_a, map_b, map_c, static_cast<T *>(c),
+                                                                              ldc, (int)M, (int)N, (int)k_tiles,
+                                                                              (int)tiles_m, (int)tiles_n, paired);
     } else {
         cudaLaunchConfig_t config = {};
         cudaLaunchAttribute cluster[1];

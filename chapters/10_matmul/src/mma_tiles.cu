@@ -17,6 +17,7 @@
 
 #include "course_check.h"
 #include "matmul_tensor.cu"
+#include "sweep_harness.cuh"
 
 /* Rung 11 lives in matmul_hopper.cu (sm_90a); this program times rung 10 only. */
 extern "C" int matmul_tma_compatible(int64_t, int64_t, int64_t, matmul_operand, matmul_operand) {
@@ -25,53 +26,6 @@ extern "C" int matmul_tma_compatible(int64_t, int64_t, int64_t, matmul_operand, 
 extern "C" cudaError_t matmul_wgmma_cuda(course_dtype, int64_t, int64_t, int64_t, matmul_operand, matmul_operand,
                                          void *, int64_t, cudaStream_t) {
     return cudaErrorNotSupported;
-}
-
-#define CHECK_CUBLAS(call)                                                                                        \
-    do {                                                                                                          \
-        cublasStatus_t s_ = (call);                                                                               \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                                        \
-            std::fprintf(stderr, "%s:%d: %s: cuBLAS status %d\n", __FILE__, __LINE__, #call, (int)s_);            \
-            std::exit(1);                                                                                         \
-        }                                                                                                         \
-    } while (0)
-
-using bf16 = __nv_bfloat16;
-
-/* min / median / max TFLOP/s of `launch` over 5 rounds of 10 launches. */
-static std::vector<double> time_tflops(const std::function<void()> &launch, double flops) {
-    cudaEvent_t start, stop;
-    CUDA_CHECK(cudaEventCreate(&start));
-    CUDA_CHECK(cudaEventCreate(&stop));
-    for (int i = 0; i < 3; ++i) launch();
-    std::vector<double> rates;
-    for (int round = 0; round < 5; ++round) {
-        CUDA_CHECK(cudaEventRecord(start));
-        for (int i = 0; i < 10; ++i) launch();
-        CUDA_CHECK(cudaEventRecord(stop));
-        CUDA_CHECK(cudaEventSynchronize(stop));
-        float ms = 0;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-        rates.push_back(flops * 10 / (ms * 1e-3) / 1e12);
-    }
-    CUDA_CHECK(cudaEventDestroy(start));
-    CUDA_CHECK(cudaEventDestroy(stop));
-    std::sort(rates.begin(), rates.end());
-    return {rates.front(), rates[rates.size() / 2], rates.back()};
-}
-
-/* Largest |C - reference| over the largest |reference|. */
-static double relative_error(const bf16 *c, const bf16 *reference, size_t n) {
-    std::vector<bf16> got(n), want(n);
-    CUDA_CHECK(cudaMemcpy(got.data(), c, n * 2, cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(want.data(), reference, n * 2, cudaMemcpyDeviceToHost));
-    double worst = 0, scale = 0;
-    for (size_t i = 0; i < n; ++i) {
-        const double g = __bfloat162float(got[i]), w = __bfloat162float(want[i]);
-        worst = std::isfinite(g) ? std::max(worst, std::fabs(g - w)) : INFINITY;
-        scale = std::max(scale, std::fabs(w));
-    }
-    return worst / (scale > 0 ? scale : 1);
 }
 
 struct Problem {

@@ -23,63 +23,7 @@
 
 #include "course_check.h"
 #include "matmul_hopper.cu"
-
-#define CHECK_CUBLAS(call)                                                                                        \
-    do {                                                                                                          \
-        cublasStatus_t s_ = (call);                                                                               \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                                        \
-            std::fprintf(stderr, "%s:%d: %s: cuBLAS status %d\n", __FILE__, __LINE__, #call, (int)s_);            \
-            std::exit(1);                                                                                         \
-        }                                                                                                         \
-    } while (0)
-
-using bf16 = __nv_bfloat16;
-
-/* min / median / max TFLOP/s of `launch` over 5 rounds of 10 launches. */
-static std::vector<double> time_tflops(const std::function<void()> &launch, double flops) {
-    cudaEvent_t start, stop;
-    CUDA_CHECK(cudaEventCreate(&start));
-    CUDA_CHECK(cudaEventCreate(&stop));
-    for (int i = 0; i < 3; ++i) launch();
-    std::vector<double> rates;
-    for (int round = 0; round < 5; ++round) {
-        CUDA_CHECK(cudaEventRecord(start));
-        for (int i = 0; i < 10; ++i) launch();
-        CUDA_CHECK(cudaEventRecord(stop));
-        CUDA_CHECK(cudaEventSynchronize(stop));
-        float ms = 0;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-        rates.push_back(flops * 10 / (ms * 1e-3) / 1e12);
-    }
-    CUDA_CHECK(cudaEventDestroy(start));
-    CUDA_CHECK(cudaEventDestroy(stop));
-    std::sort(rates.begin(), rates.end());
-    return {rates.front(), rates[rates.size() / 2], rates.back()};
-}
-
-template <typename T>
-static float to_float(T x) {
-    if constexpr (std::is_same<T, bf16>::value) {
-        return __bfloat162float(x);
-    } else {
-        return __half2float(x);
-    }
-}
-
-/* Largest |C - reference| over the largest |reference|; infinite where C holds a NaN (an element never written). */
-template <typename T>
-static double relative_error(const T *c, const T *reference, size_t n) {
-    std::vector<T> got(n), want(n);
-    CUDA_CHECK(cudaMemcpy(got.data(), c, n * sizeof(T), cudaMemcpyDeviceToHost));
-    CUDA_CHECK(cudaMemcpy(want.data(), reference, n * sizeof(T), cudaMemcpyDeviceToHost));
-    double worst = 0, scale = 0;
-    for (size_t i = 0; i < n; ++i) {
-        const double g = to_float(got[i]), w = to_float(want[i]);
-        worst = std::isfinite(g) ? std::max(worst, std::fabs(g - w)) : INFINITY;
-        scale = std::max(scale, std::fabs(w));
-    }
-    return worst / (scale > 0 ? scale : 1);
-}
+#include "sweep_harness.cuh"
 
 /* Row-major A (M×K), B (K×N), C and cuBLAS's C, in T, with inputs uniform in [-1, 1]. */
 template <typename T>
@@ -141,9 +85,7 @@ static double worst_small_error(cublasHandle_t handle) {
 template <class Cfg>
 static void variant_line(const char *name, Problem<bf16> &p, cublasHandle_t handle, bool first_size) {
     const matmul_operand a{p.a, p.k, 1}, b{p.b, p.n, 1};
-    const auto launch = [&] {
-        CUDA_CHECK((launch_wgmma_variant<bf16, Cfg>(p.m, p.n, p.k, a, b, p.c, p.n, nullptr)));
-    };
+    const auto launch = [&] { CUDA_CHECK((launch_wgmma_variant<bf16, Cfg>(p.m, p.n, p.k, a, b, p.c, p.n, nullptr))); };
     cudaFuncAttributes attributes;
     CUDA_CHECK(cudaFuncGetAttributes(&attributes, wgmma_kernel<bf16, Cfg>));
     char small[64] = "";
@@ -171,10 +113,11 @@ int main() {
                      prop.major, prop.minor);
         return 1;
     }
-    std::printf("%s, %d SMs. Per variant: registers at entry (setmaxnreg then moves 24 to the producer, 240 to the\n"
-                "consumers), local memory, min / median / max TFLOP/s over 5 rounds of 10, median / cuBLAS's median,\n"
-                "the error against cuBLAS (and, at the first size, the worst over small awkward shapes, bf16 and fp16)\n",
-                prop.name, sms);
+    std::printf(
+        "%s, %d SMs. Per variant: registers at entry (setmaxnreg then moves 24 to the producer, 240 to the\n"
+        "consumers), local memory, min / median / max TFLOP/s over 5 rounds of 10, median / cuBLAS's median,\n"
+        "the error against cuBLAS (and, at the first size, the worst over small awkward shapes, bf16 and fp16)\n",
+        prop.name, sms);
     cublasHandle_t handle;
     CHECK_CUBLAS(cublasCreate(&handle));
     const int64_t sizes[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {3000, 3000, 3000}};
@@ -194,14 +137,18 @@ int main() {
         variant_line<WgmmaConfig<3, true, true, 1>>("persistent + wait_group 1, 3 stages", p, handle, first);
         variant_line<WgmmaConfig<3, true, true, 1, true>>("persistent + wait 1 + TMA store, 3 st", p, handle, first);
         /* stages, persistent, wait_group 1, cluster, TMA store, ping-pong (64×256 tiles, 40 KB stages) */
-        variant_line<WgmmaConfig<5, true, true, 1, false, true>>("ping-pong 64x256, wait 1, 5 stages", p, handle, first);
-        variant_line<WgmmaConfig<5, true, false, 1, false, true>>("ping-pong 64x256, wait 0, 5 stages", p, handle, first);
-        variant_line<WgmmaConfig<4, true, true, 1, true, true>>("ping-pong + TMA store, wait 1, 4 st", p, handle, first);
+        variant_line<WgmmaConfig<5, true, true, 1, false, true>>("ping-pong 64x256, wait 1, 5 stages", p, handle,
+                                                                 first);
+        variant_line<WgmmaConfig<5, true, false, 1, false, true>>("ping-pong 64x256, wait 0, 5 stages", p, handle,
+                                                                  first);
+        variant_line<WgmmaConfig<4, true, true, 1, true, true>>("ping-pong + TMA store, wait 1, 4 st", p, handle,
+                                                                first);
         variant_line<WgmmaConfig<4, false, false, 2>>("cluster 2 (B multicast)", p, handle, first);
         variant_line<WgmmaConfig<4, false, true, 2>>("cluster 2 + wait_group 1", p, handle, first);
         variant_line<WgmmaConfig<4, true, true, 2>>("cluster 2 + persistent + wait_group 1", p, handle, first);
         variant_line<WgmmaConfig<4, true, false, 2>>("cluster 2 + persistent", p, handle, first);
-        variant_line<WgmmaConfig<3, true, false, 2, true>>("cluster 2 + persistent + TMA store, 3 st", p, handle, first);
+        variant_line<WgmmaConfig<3, true, false, 2, true>>("cluster 2 + persistent + TMA store, 3 st", p, handle,
+                                                           first);
         variant_line<WgmmaTile>("the op's WgmmaTile, again (drift)", p, handle, false);
         first = false;
     }
