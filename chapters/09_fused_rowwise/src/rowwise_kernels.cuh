@@ -487,10 +487,6 @@ struct ColumnSums {
     static_assert(S % V == 0, "a pack holds whole vectors of sums");
     Vec *base;  // kVectors * blockDim vectors: this block's slots of one gradient
 
-    // Bytes of shared memory per thread for one gradient.
-    static constexpr size_t bytes_per_thread() {
-        return (size_t)kVectors * sizeof(Vec);
-    }
     __device__ Vec &slot(int q, int thread) const {
         return base[(size_t)q * blockDim.x + thread];
     }
