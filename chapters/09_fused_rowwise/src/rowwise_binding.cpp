@@ -16,13 +16,15 @@
 // empty tensor. `version` picks a rung of the GPU ladder (rowwise.h; the CPU has one implementation), `tune` is
 // [block threads, packs per thread, blocks per row] for experiments (empty: the kernels choose).
 // Each implementation checks its inputs once, at its top (course_torch.h: TypeError for a dtype, ValueError for a
-// shape or device), and Python adds autograd and fake implementations (rowwise/ops.py).
+// shape or device). Autograd is registered here too, in C++ (the pattern of chapters 03, 04 and 06): a call runs no
+// Python beyond the line that makes it. Python adds the fake implementations (rowwise/ops.py).
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
 #include <c10/core/ScalarType.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <torch/csrc/autograd/custom_function.h>
 #include <torch/library.h>
 
 #include <string>
@@ -466,6 +468,150 @@ std::string describe_cpu(const Tensor &x, const std::string &name, bool backward
     return "cpu: one row at a time, in double (rowwise_cpu.c)";
 }
 
+// ---- autograd, in C++ ---------------------------------------------------------------------------------------------
+// Each differentiable op gets a torch::autograd::Function whose forward calls the op again below the autograd key
+// (through the dispatcher, so that under torch.compile the fake implementation answers), registered for the Autograd
+// key. When no graph can be recorded the call goes straight to the kernel below with redispatch.
+// Why C++: a backward registered in Python (torch.library.register_autograd) runs Python on every forward and every
+// backward. On the H100's host that was ~140 µs per forward+backward, more than the GPU's work in bf16 at
+// 16384 x 4096 (NOTES.md, "Forward+backward in bf16").
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// An op's handle, looked up once by each caller (a function-local static).
+template <typename Signature>
+c10::TypedOperatorHandle<Signature> find_op(const char *name) {
+    return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Signature>();
+}
+using SoftmaxSig = Tensor(const Tensor &, int64_t, c10::IntArrayRef);
+using SoftmaxBackwardSig = Tensor(const Tensor &, const Tensor &, int64_t, c10::IntArrayRef);
+using LayerNormSig = std::tuple<Tensor, Tensor, Tensor>(const Tensor &, const optional<Tensor> &,
+                                                        const optional<Tensor> &, double, int64_t, c10::IntArrayRef);
+using LayerNormBackwardSig = std::tuple<Tensor, Tensor, Tensor>(const Tensor &, const Tensor &,
+                                                                const optional<Tensor> &, const Tensor &,
+                                                                const Tensor &, std::array<bool, 2>, int64_t,
+                                                                c10::IntArrayRef);
+using RmsNormSig = std::tuple<Tensor, Tensor>(const Tensor &, const optional<Tensor> &, double, int64_t,
+                                              c10::IntArrayRef);
+using RmsNormBackwardSig = std::tuple<Tensor, Tensor>(const Tensor &, const Tensor &, const optional<Tensor> &,
+                                                      const Tensor &, bool, int64_t, c10::IntArrayRef);
+
+// Versions 1 and 2 are forward kernels only, and version 3's backward holds fewer elements per thread than its
+// forward (two rows in registers): their backward is version 0's (3 where the row fits). 4 and 5 have their own.
+int64_t backward_version(int64_t version) {
+    return version == ROWWISE_CLUSTER || version == ROWWISE_SPLIT ? version : ROWWISE_AUTO;
+}
+
+bool wants_grad(const Tensor &x, const optional<Tensor> &w = {}, const optional<Tensor> &b = {}) {
+    return at::GradMode::is_enabled() &&
+           (x.requires_grad() || (w.has_value() && w->requires_grad()) || (b.has_value() && b->requires_grad()));
+}
+
+// softmax: dx = y (dy - sum(y dy)), so the output is all the backward keeps.
+struct SoftmaxFunction : public torch::autograd::Function<SoftmaxFunction> {
+    static Tensor forward(AutogradContext *ctx, const Tensor &x, int64_t version, c10::IntArrayRef tune) {
+        const at::AutoDispatchBelowADInplaceOrView below_autograd;
+        static const auto op = find_op<SoftmaxSig>("rowwise::softmax");
+        Tensor y = op.call(x, version, tune);
+        ctx->save_for_backward({y});
+        ctx->saved_data["version"] = backward_version(version);
+        return y;
+    }
+    static variable_list backward(AutogradContext *ctx, variable_list grads) {
+        static const auto op = find_op<SoftmaxBackwardSig>("rowwise::softmax_backward");
+        const Tensor y = ctx->get_saved_variables()[0];
+        return {op.call(y, grads[0], ctx->saved_data["version"].toInt(), {}), Tensor(), Tensor()};
+    }
+};
+
+Tensor softmax_autograd(c10::DispatchKeySet keys, const Tensor &x, int64_t version, c10::IntArrayRef tune) {
+    if (!wants_grad(x)) {
+        static const auto op = find_op<SoftmaxSig>("rowwise::softmax");
+        const at::AutoDispatchBelowADInplaceOrView below_autograd;
+        return op.redispatch(keys & c10::after_autograd_keyset, x, version, tune);
+    }
+    return SoftmaxFunction::apply(x, version, tune);
+}
+
+// The norms keep x (an input: no extra memory) and the row statistics; mean and rstd are outputs nothing
+// differentiates. set_materialize_grads(false): no zero-filled gradients for them on every backward (on the H100's
+// host that was ~95 µs a call when the backward was Python's), and an undefined gradient for y when y was not used.
+struct LayerNormFunction : public torch::autograd::Function<LayerNormFunction> {
+    static variable_list forward(AutogradContext *ctx, const Tensor &x, const optional<Tensor> &w,
+                                 const optional<Tensor> &b, double eps, int64_t version, c10::IntArrayRef tune) {
+        const at::AutoDispatchBelowADInplaceOrView below_autograd;
+        static const auto op = find_op<LayerNormSig>("rowwise::layer_norm");
+        auto [y, mean, rstd] = op.call(x, w, b, eps, version, tune);
+        ctx->mark_non_differentiable({mean, rstd});
+        ctx->set_materialize_grads(false);
+        ctx->save_for_backward({x, w.value_or(Tensor()), mean, rstd});
+        ctx->saved_data["version"] = backward_version(version);
+        ctx->saved_data["has_weight"] = w.has_value();
+        ctx->saved_data["has_bias"] = b.has_value();
+        return {y, mean, rstd};
+    }
+    static variable_list backward(AutogradContext *ctx, variable_list grads) {
+        static const auto op = find_op<LayerNormBackwardSig>("rowwise::layer_norm_backward");
+        const bool has_w = ctx->saved_data["has_weight"].toBool(), has_b = ctx->saved_data["has_bias"].toBool();
+        if (!grads[0].defined()) return variable_list(6);  // y was not used: nothing flows back
+        const variable_list saved = ctx->get_saved_variables();
+        // needs_input_grad counts the tensors given: x, then weight and bias where present.
+        const bool want_w = has_w && ctx->needs_input_grad(1), want_b = has_b && ctx->needs_input_grad(has_w ? 2 : 1);
+        const optional<Tensor> w = has_w ? optional<Tensor>(saved[1]) : c10::nullopt;
+        auto [dx, dw, db] = op.call(grads[0], saved[0], w, saved[2], saved[3], {want_w, want_b},
+                                    ctx->saved_data["version"].toInt(), {});
+        return {dx, want_w ? dw : Tensor(), want_b ? db : Tensor(), Tensor(), Tensor(), Tensor()};
+    }
+};
+
+std::tuple<Tensor, Tensor, Tensor> layer_norm_autograd(c10::DispatchKeySet keys, const Tensor &x,
+                                                       const optional<Tensor> &w, const optional<Tensor> &b, double eps,
+                                                       int64_t version, c10::IntArrayRef tune) {
+    if (!wants_grad(x, w, b)) {
+        static const auto op = find_op<LayerNormSig>("rowwise::layer_norm");
+        const at::AutoDispatchBelowADInplaceOrView below_autograd;
+        return op.redispatch(keys & c10::after_autograd_keyset, x, w, b, eps, version, tune);
+    }
+    const variable_list out = LayerNormFunction::apply(x, w, b, eps, version, tune);
+    return {out[0], out[1], out[2]};
+}
+
+struct RmsNormFunction : public torch::autograd::Function<RmsNormFunction> {
+    static variable_list forward(AutogradContext *ctx, const Tensor &x, const optional<Tensor> &w, double eps,
+                                 int64_t version, c10::IntArrayRef tune) {
+        const at::AutoDispatchBelowADInplaceOrView below_autograd;
+        static const auto op = find_op<RmsNormSig>("rowwise::rms_norm");
+        auto [y, rstd] = op.call(x, w, eps, version, tune);
+        ctx->mark_non_differentiable({rstd});
+        ctx->set_materialize_grads(false);
+        ctx->save_for_backward({x, w.value_or(Tensor()), rstd});
+        ctx->saved_data["version"] = backward_version(version);
+        ctx->saved_data["has_weight"] = w.has_value();
+        return {y, rstd};
+    }
+    static variable_list backward(AutogradContext *ctx, variable_list grads) {
+        static const auto op = find_op<RmsNormBackwardSig>("rowwise::rms_norm_backward");
+        const bool has_w = ctx->saved_data["has_weight"].toBool();
+        if (!grads[0].defined()) return variable_list(5);
+        const variable_list saved = ctx->get_saved_variables();
+        const bool want_w = has_w && ctx->needs_input_grad(1);
+        const optional<Tensor> w = has_w ? optional<Tensor>(saved[1]) : c10::nullopt;
+        auto [dx, dw] = op.call(grads[0], saved[0], w, saved[2], want_w, ctx->saved_data["version"].toInt(), {});
+        return {dx, want_w ? dw : Tensor(), Tensor(), Tensor(), Tensor()};
+    }
+};
+
+std::tuple<Tensor, Tensor> rms_norm_autograd(c10::DispatchKeySet keys, const Tensor &x, const optional<Tensor> &w,
+                                             double eps, int64_t version, c10::IntArrayRef tune) {
+    if (!wants_grad(x, w)) {
+        static const auto op = find_op<RmsNormSig>("rowwise::rms_norm");
+        const at::AutoDispatchBelowADInplaceOrView below_autograd;
+        return op.redispatch(keys & c10::after_autograd_keyset, x, w, eps, version, tune);
+    }
+    const variable_list out = RmsNormFunction::apply(x, w, eps, version, tune);
+    return {out[0], out[1]};
+}
+
 }  // namespace
 
 TORCH_LIBRARY(rowwise, m) {
@@ -502,6 +648,13 @@ TORCH_LIBRARY_IMPL(rowwise, CUDA, m) {
     m.impl("rms_norm", &rms_norm_cuda);
     m.impl("rms_norm_backward", &rms_norm_backward_cuda);
     m.impl("describe", &describe_cuda);
+}
+
+// Autograd covers every device (AutogradCPU, AutogradCUDA, ...): each backward is written once, for both.
+TORCH_LIBRARY_IMPL(rowwise, Autograd, m) {
+    m.impl("softmax", &softmax_autograd);
+    m.impl("layer_norm", &layer_norm_autograd);
+    m.impl("rms_norm", &rms_norm_autograd);
 }
 
 COURSE_PYTHON_MODULE()
