@@ -14,9 +14,9 @@
  *       walks, in its own slots of shared memory (ColumnSums); each block writes its sums as one row of a partial
  *       array [blocks][n] (float); a second kernel (sum_partials_kernel) adds the rows of that array in a fixed
  *       order. No float atomics: two runs give the same bits.
- * Weight and bias: kernels for rows split over blocks read them once, before the rows, into registers; whole-row
- * kernels read them pack by pack for each row where they use them (L1 hits), so that a thread holds fewer registers.
- * A missing weight reads as ones and a missing bias as zeros: one code path.
+ * Weight and bias: the forward reads them pack by pack for each row where it uses them (L1 hits), so that a thread
+ * holds fewer registers; the backward of rows split over blocks holds the weight over the rows. A missing weight
+ * reads as ones and a missing bias as zeros: one code path.
  */
 #include <cuda_runtime.h>
 
@@ -28,11 +28,13 @@ namespace rowwise {
 template <typename A, bool RMS>
 using NormStats = typename std::conditional<RMS, Sums<A, 1>, Moments<A>>::type;
 
-// Packed whole rows of at most 64 bytes a thread (4 packs) fit 64 registers with no spill (ptxas -v, NOTES.md): they
-// ask for two blocks of 512 an SM. Rows split over blocks hold the weight and bias as well, and are left free.
+// Packed rows of at most 64 bytes a thread (4 packs) ask for two blocks of 512 an SM (64 registers). Whole rows fit
+// with no spill (ptxas -v, NOTES.md). Rows split over blocks spill a little at 64 (sm_90a, bf16 4 packs: LayerNorm
+// 92 bytes, RMSNorm 44) and still ran 8-25 % faster on the H100 than at 128 registers and one block an SM, which had
+// spilled too (NOTES.md, "Long rows").
 template <typename T, int PPT, bool PACKED, bool WHOLE>
 constexpr bool forward_fits_64() {
-    return PACKED && WHOLE && PPT * sizeof(Pack<T>) <= 64;
+    return PACKED && PPT * sizeof(Pack<T>) <= 64;
 }
 
 template <typename T, int PPT, bool PACKED, bool WHOLE, bool RMS>
@@ -46,11 +48,10 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(forward_fits_64<T, PPT
     __shared__ Exchange<St> exchange;
     const Ctx c = make_ctx<WHOLE>(layout, n);
     const int count = Sl::count(c);
-    // This thread's columns of the weight and bias. Rows split over blocks (!WHOLE) hold them in registers over the
-    // rows, loaded once; whole-row kernels read them pack by pack for each row instead (L1 hits; below). A missing
+    // This thread's columns of the weight and bias, read pack by pack for each row where they are used (L1 hits;
+    // write_row below), not held over the rows (32 registers more for 4 bf16 packs of each). A missing
     // weight reads as ones and a missing bias as zeros, so that every row takes the same instructions,
     // y = (x - mean) rstd w + b, and the compiler keeps one code path (not four, each with its own registers).
-    Sl wheld, bheld;
     auto param_pack = [&](Sl &p, const T *v, A absent, int k) {
         if (v != nullptr) {
             p.template load_pack<true>(v, c, count, k);
@@ -61,29 +62,21 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(forward_fits_64<T, PPT
             Bits<T>::put(p.w[k], fill);
         }
     };
-    if constexpr (!WHOLE) {
-#pragma unroll
-        for (int k = 0; k < PPT; ++k) {
-            param_pack(wheld, w, A(1), k);
-            if (!RMS) param_pack(bheld, b, A(0), k);
-        }
-    }
     // y = ((x - mean) rstd + offset) w + b, widened again from the words and written pack by pack; mean and rstd
-    // saved for the backward (offset: below, the correction of LayerNorm's two-pass mean; elsewhere zero). WHOLE: the
-    // weight and bias pack by pack for each row, not held over the rows (32 registers more for 4 bf16 packs of each).
+    // saved for the backward (offset: below, the correction of LayerNorm's two-pass mean; elsewhere zero).
     auto write_row = [&](Sl &v, int64_t row, A mean, A rstd, A offset, A saved_mean) {
         if (c.rank == 0 && c.t == 0) {
             if (!RMS) mean_out[row] = saved_mean;
             rstd_out[row] = rstd;
         }
         v.refresh();
-        Sl wv = wheld, bv = bheld;
+        Sl wv, bv;
         const T *wl = in_loop(w), *bl = in_loop(b);
 #pragma unroll
         for (int k = 0; k < PPT; ++k) {
             if (!Sl::any(count, k)) continue;
-            if (WHOLE) param_pack(wv, wl, A(1), k);
-            if (WHOLE && !RMS) param_pack(bv, bl, A(0), k);
+            param_pack(wv, wl, A(1), k);
+            if (!RMS) param_pack(bv, bl, A(0), k);
             A out[Sl::S];
 #pragma unroll
             for (int j = 0; j < Sl::S; ++j) {
