@@ -42,9 +42,11 @@ typedef enum {
 
 /* Optional launch settings for experiments (the bench's variants); 0 in a field means "choose". */
 typedef struct {
-    int block_threads;    /* threads per block */
+    int block_threads;    /* threads per block (rows that fit a block; a row over blocks takes the block it needs) */
     int packs_per_thread; /* 16-byte packs each thread holds of a row (1, 2, 4 or 8) */
     int blocks_per_row;   /* cluster size or split count, versions 4 and 5 */
+    int waves;            /* most waves of blocks in the grid, each walking rows (0: 4 forward, 1 backward; a large
+                             number: one row per block or cluster, no walking) */
 } rowwise_tuning;
 
 /* ---- CPU (rowwise_cpu.c) -------------------------------------------------------------------------------------- */

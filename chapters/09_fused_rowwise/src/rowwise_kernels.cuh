@@ -576,6 +576,7 @@ K pick_backward(int ppt, bool packed, bool whole) {
 // ---- the host's plan of a launch ---------------------------------------------------------------------------------
 struct Plan {
     int mode = kWhole, ppt = 4, block = 256, group = 32, segments = 1, packed = 1;
+    int waves = 0;  // most waves of row walkers in the grid (tuning); 0: kForwardWaves or kBackwardWaves
     int64_t seg_len = 0, grid = 1, slots = 1;
     size_t smem = 0;           // dynamic shared memory per block
     size_t stats_bytes = 0;    // split modes: rows x C statistics
@@ -619,6 +620,7 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
     // the registers, twice the occupancy) ran slower than 4 at every shape: bytes in flight per thread won (NOTES.md).
     int ppt = tuning && tuning->packs_per_thread ? tuning->packs_per_thread : (backward ? 2 : 4);
     if (sizeof(T) == 8) ppt = backward ? 1 : 2;  // float64 is built for one size only
+    p->waves = tuning ? tuning->waves : 0;
     p->ppt = ppt;
     const int64_t per_thread = (int64_t)ppt * S;
     const int64_t need = ceil_div(n, per_thread);
@@ -700,7 +702,12 @@ cudaError_t size_plan(Kernel kernel, int version, int backward, int64_t rows, in
                       size_t stats_bytes, int partials, Plan *p, size_t backward_smem_per_thread = 0) {
     const int groups = p->block / p->group;
     p->smem = backward ? backward_smem_per_thread * (size_t)p->block : 0;
-    const int64_t waves = backward ? kBackwardWaves : kForwardWaves;
+    const int64_t waves = p->waves > 0 ? p->waves : backward ? kBackwardWaves : kForwardWaves;
+    // The grid: `walkers` blocks (clusters) of C blocks each, within the 2^31 - 1 blocks a launch may have.
+    const auto grid_of = [p](int64_t walkers) {
+        const int64_t most = 2147483647 / p->segments;
+        return (walkers < 1 ? 1 : walkers < most ? walkers : most) * p->segments;
+    };
     if (p->mode == kCluster) {
         int clusters = 0;
         CUDA_RETURN_IF_ERROR(active_clusters(kernel, *p, &clusters));
@@ -708,8 +715,7 @@ cudaError_t size_plan(Kernel kernel, int version, int backward, int64_t rows, in
             if (version == ROWWISE_CLUSTER) return cudaErrorInvalidConfiguration;
             p->mode = kSplitStats;  // AUTO: the portable way
         } else {
-            const int64_t walkers = rows < clusters * waves ? rows : clusters * waves;
-            p->grid = (walkers < 1 ? 1 : walkers) * p->segments;
+            p->grid = grid_of(rows < clusters * waves ? rows : clusters * waves);
         }
     }
     if (p->mode != kCluster) {
@@ -717,8 +723,7 @@ cudaError_t size_plan(Kernel kernel, int version, int backward, int64_t rows, in
         CUDA_RETURN_IF_ERROR(course::blocks_per_wave(kernel, p->block, p->smem, &wave));
         const int64_t need = ceil_div(rows, groups);
         const int64_t per_wave = wave / p->segments > 0 ? wave / p->segments : 1;
-        const int64_t walkers = need < per_wave * waves ? need : per_wave * waves;
-        p->grid = (walkers < 1 ? 1 : walkers) * p->segments;
+        p->grid = grid_of(need < per_wave * waves ? need : per_wave * waves);
     }
     p->slots = p->grid / p->segments;
     p->stats_bytes = p->mode == kSplitStats ? align256((size_t)rows * p->segments * stats_bytes) : 0;

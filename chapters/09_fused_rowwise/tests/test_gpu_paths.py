@@ -99,11 +99,18 @@ def test_rows_longer_than_a_block(op, dtype, small):
     check(op, inputs((3, n), dtype, "cuda", scale=2.0), 0)
 
 
-@pytest.mark.parametrize("tune", [[128, 2, 0], [512, 4, 0], [0, 0, 3]])
+@pytest.mark.parametrize("tune", [[128, 2, 0], [512, 4, 0], [0, 0, 3], [0, 0, 3, 1], [0, 0, 3, 1000], [256, 2, 0, 1]])
 def test_tuning_knobs(tune):
     x = inputs((50, 5000), torch.bfloat16, "cuda")
     check("softmax", x, 4 if tune[2] else 0, tune)
     check("layer_norm", x, 5 if tune[2] else 0, tune)
+
+
+def test_a_tuned_launch_that_cannot_run_is_a_value_error():
+    x = torch.randn(4, 1 << 16, device="cuda")
+    with pytest.raises(ValueError, match=r"tune=\[0, 4, 2\] cannot run this op at this shape"):
+        softmax(x, version=4, tune=[0, 4, 2])  # 2 blocks of at most 512 threads x 16 floats: 16384 < 65536
+    softmax(x)  # and nothing is left behind for the next launch's error check
 
 
 def test_describe_names_the_launch():
