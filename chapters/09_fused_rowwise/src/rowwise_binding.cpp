@@ -14,8 +14,8 @@
 // Every op normalizes over the last dimension of x, of any leading shape; mean and rstd have x's leading shape and
 // the accumulation dtype (float32, or float64 for float64 inputs). A gradient that is not wanted comes back as an
 // empty tensor. `version` picks a rung of the GPU ladder (rowwise.h; the CPU has one implementation), `tune` is
-// [block threads, packs per thread, blocks per row] or [..., waves] for experiments (rowwise_tuning in rowwise.h;
-// empty: the kernels choose).
+// [block threads, packs per thread, blocks per row], [..., waves] or [..., waves, flags] for experiments
+// (rowwise_tuning in rowwise.h: flags are the experimental ROWWISE_FLAG_* switches; empty: the kernels choose).
 // Each implementation checks its inputs once, at its top (course_torch.h: TypeError for a dtype, ValueError for a
 // shape or device), and Python adds autograd and fake implementations (rowwise/ops.py).
 #include <ATen/core/Tensor.h>
@@ -74,12 +74,17 @@ void check_stat(const char *name, const Tensor &s, const Tensor &x) {
 void check_version(int64_t version, c10::IntArrayRef tune) {
     TORCH_CHECK_VALUE(version >= 0 && version <= ROWWISE_VERSION_LAST, "version must be one of 0, 1, 2, 3, 4, 5, got ",
                       version);
-    TORCH_CHECK_VALUE(tune.empty() || tune.size() == 3 || tune.size() == 4,
-                      "tune must be empty or [block threads, packs per thread, blocks per row] or [..., waves], got ",
+    TORCH_CHECK_VALUE(tune.empty() || (tune.size() >= 3 && tune.size() <= 5),
+                      "tune must be empty or [block threads, packs per thread, blocks per row], [..., waves] or "
+                      "[..., waves, flags], got ",
                       tune.size(), " numbers");
     for (const int64_t value : tune)
         TORCH_CHECK_VALUE(value >= 0 && value <= INT32_MAX, "tune's numbers must be between 0 and 2^31 - 1, got ",
                           tune);
+    TORCH_CHECK_VALUE(tune.size() < 5 || tune[4] <= ROWWISE_FLAG_ALL,
+                      "tune's flags (its 5th number) must be a sum of 1 (L2 prefetch), 2 (staged rows), 4 "
+                      "(mailbox) and 8 (rebuilt kernels), got ",
+                      tune[4]);
 }
 
 // One check per op, the first call of its CPU and of its CUDA implementation; each returns (rows, n).
@@ -268,7 +273,9 @@ const void *ptr(const optional<Tensor> &t) {
 // The tune list as the launchers' struct (all zeros when empty: pass nullptr then).
 rowwise_tuning tuning_of(c10::IntArrayRef tune) {
     rowwise_tuning t{};
-    if (!tune.empty()) t = rowwise_tuning{(int)tune[0], (int)tune[1], (int)tune[2], tune.size() > 3 ? (int)tune[3] : 0};
+    if (!tune.empty())
+        t = rowwise_tuning{(int)tune[0], (int)tune[1], (int)tune[2], tune.size() > 3 ? (int)tune[3] : 0,
+                           tune.size() > 4 ? (int)tune[4] : 0};
     return t;
 }
 
