@@ -37,7 +37,7 @@ constexpr bool forward_fits_64() {
     return PACKED && PPT * sizeof(Pack<T>) <= 64;
 }
 
-template <typename T, int PPT, bool PACKED, bool WHOLE, bool RMS>
+template <typename T, int PPT, bool PACKED, bool WHOLE, bool RMS, bool EXP = false>
 __global__ void __launch_bounds__(kMaxThreads, min_blocks(forward_fits_64<T, PPT, PACKED, WHOLE>()))
     norm_forward_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b, T *__restrict__ y,
                         acc_t<T> *__restrict__ mean_out, acc_t<T> *__restrict__ rstd_out, int64_t rows, int64_t n,
@@ -46,8 +46,12 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(forward_fits_64<T, PPT
     using St = NormStats<A, RMS>;
     using Sl = Slice<T, PPT, PACKED>;
     __shared__ Exchange<St> exchange;
-    const Ctx c = make_ctx<WHOLE>(layout, n);
+    const Ctx c = make_ctx<WHOLE, EXP>(layout, n);
     const int count = Sl::count(c);
+    if constexpr (EXP) {  // experimental (rowwise_kernels.cuh)
+        open_mailbox<St>(c);
+        stage_first<St, Sl>(x, rows, c, count);
+    }
     // This thread's columns of the weight and bias, read pack by pack for each row where they are used (L1 hits;
     // write_row below), not held over the rows (32 registers more for 4 bf16 packs of each). A missing
     // weight reads as ones and a missing bias as zeros, so that every row takes the same instructions,
@@ -132,7 +136,7 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(forward_fits_64<T, PPT
         for_each_row(c, rows, [&](int64_t row, bool active, int parity) {
             Sl v;
             process_row<WHOLE, St>(
-                c, row, active, parity, exchange, stats, [&] { v.load(x + row * n, c, count); },
+                c, row, active, parity, exchange, stats, [&] { load_row<St>(v, x, row, rows, c, count, parity); },
                 [&] {
                     if constexpr (RMS) {
                         St s = St::empty();
@@ -174,7 +178,7 @@ constexpr bool backward_fits_64() {
     return PACKED && WHOLE && PPT * sizeof(Pack<T>) <= 32;
 }
 
-template <typename T, int PPT, bool PACKED, bool WHOLE, bool RMS>
+template <typename T, int PPT, bool PACKED, bool WHOLE, bool RMS, bool EXP = false>
 __global__ void __launch_bounds__(kMaxBackwardThreads, min_blocks(backward_fits_64<T, PPT, PACKED, WHOLE>()))
     norm_backward_kernel(const T *__restrict__ dy, const T *__restrict__ x, const T *__restrict__ w,
                          const acc_t<T> *__restrict__ mean_in, const acc_t<T> *__restrict__ rstd_in, T *__restrict__ dx,
@@ -186,8 +190,9 @@ __global__ void __launch_bounds__(kMaxBackwardThreads, min_blocks(backward_fits_
     using Cs = ColumnSums<T, PPT, PACKED>;
     __shared__ Exchange<St> exchange;
     extern __shared__ uint4 column_sums[];  // this block's dweight sums, then its dbias sums (ColumnSums)
-    const Ctx c = make_ctx<WHOLE>(layout, n);
+    const Ctx c = make_ctx<WHOLE, EXP>(layout, n);
     const int count = Sl::count(c);
+    if constexpr (EXP) open_mailbox<St>(c);  // experimental (rowwise_kernels.cuh)
     // The weight: a missing one reads as ones (one code path: g = dy w). Rows split over blocks hold it over the
     // rows; whole-row kernels read it pack by pack where they use it, twice a row (L1 hits), as the forward does:
     // 8 registers fewer for 2 bf16 packs, what it takes to fit 64 with no spill.
@@ -207,6 +212,7 @@ __global__ void __launch_bounds__(kMaxBackwardThreads, min_blocks(backward_fits_
         for (int k = 0; k < PPT; ++k) weight_pack(wheld, w, k);
     }
     Cs sum_w{reinterpret_cast<typename Cs::Vec *>(column_sums)};
+    if constexpr (EXP) sum_w.base = reinterpret_cast<typename Cs::Vec *>(after_mailbox<St>());  // experimental
     Cs sum_b{sum_w.base + (partial_w != nullptr ? Cs::kVectors * blockDim.x : 0)};
     if (partial_w != nullptr) sum_w.zero();
     if (!RMS && partial_b != nullptr) sum_b.zero();
@@ -218,6 +224,10 @@ __global__ void __launch_bounds__(kMaxBackwardThreads, min_blocks(backward_fits_
             [&] {
                 xv.load(x + row * n, c, count);
                 gv.load(dy + row * n, c, count);
+                if constexpr (EXP) {  // ROWWISE_FLAG_PREFETCH_L2 (experimental)
+                    prefetch_next<Sl>(x, row, rows, c);
+                    prefetch_next<Sl>(dy, row, rows, c);
+                }
                 if (!RMS) mean = mean_in[row];
                 rstd = rstd_in[row];
             },
@@ -282,16 +292,16 @@ using BackwardKernel = void (*)(const T *, const T *, const T *, const acc_t<T> 
 
 template <typename T, bool RMS>
 struct ForwardMake {
-    template <int PPT, bool PACKED, bool WHOLE>
+    template <int PPT, bool PACKED, bool WHOLE, bool EXP = false>
     static ForwardKernel<T, RMS> get() {
-        return norm_forward_kernel<T, PPT, PACKED, WHOLE, RMS>;
+        return norm_forward_kernel<T, PPT, PACKED, WHOLE, RMS, EXP>;
     }
 };
 template <typename T, bool RMS>
 struct BackwardMake {
-    template <int PPT, bool PACKED, bool WHOLE>
+    template <int PPT, bool PACKED, bool WHOLE, bool EXP = false>
     static BackwardKernel<T, RMS> get() {
-        return norm_backward_kernel<T, PPT, PACKED, WHOLE, RMS>;
+        return norm_backward_kernel<T, PPT, PACKED, WHOLE, RMS, EXP>;
     }
 };
 
@@ -306,7 +316,9 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     const T *x = static_cast<const T *>(a->x), *w = static_cast<const T *>(a->w);
     A *mean = static_cast<A *>(a->mean), *rstd = static_cast<A *>(a->rstd);
     if (!backward) {
-        auto kernel = pick_forward<T, ForwardKernel<T, RMS>, ForwardMake<T, RMS>>(p.ppt, p.packed, p.mode == kWhole);
+        using Make = ForwardMake<T, RMS>;
+        auto kernel = p.flags ? pick_experimental_forward<T, ForwardKernel<T, RMS>, Make>(p.ppt)
+                              : pick_forward<T, ForwardKernel<T, RMS>, Make>(p.ppt, p.packed, p.mode == kWhole);
         if (kernel == nullptr) return cudaErrorInvalidValue;
         CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 0, rows, n, sizeof(A), sizeof(NormStats<A, RMS>), 0, &p));
         *out = p;
@@ -323,7 +335,9 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
         }
         return launch(kernel, p, stream, x, w, b, y, mean, rstd, rows, n, eps, layout_of(p, p.mode), stats);
     }
-    auto kernel = pick_backward<T, BackwardKernel<T, RMS>, BackwardMake<T, RMS>>(p.ppt, p.packed, p.mode == kWhole);
+    using Make = BackwardMake<T, RMS>;
+    auto kernel = p.flags ? pick_experimental_backward<T, BackwardKernel<T, RMS>, Make>(p.ppt)
+                          : pick_backward<T, BackwardKernel<T, RMS>, Make>(p.ppt, p.packed, p.mode == kWhole);
     if (kernel == nullptr) return cudaErrorInvalidValue;
     const int partials = (a->dw != nullptr) + (!RMS && a->db != nullptr);
     // Each thread's dweight/dbias sums live in shared memory (ColumnSums): up to 64 KB a block of 512 (2 bf16 packs),

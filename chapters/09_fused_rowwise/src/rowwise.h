@@ -42,10 +42,29 @@ typedef enum {
 
 /* Optional launch settings for experiments (the bench's variants); 0 in a field means "choose". */
 typedef struct {
-    int block_threads;    /* threads per block */
+    int block_threads;    /* threads per block (rows that fit a block; a row over blocks takes the block it needs) */
     int packs_per_thread; /* 16-byte packs each thread holds of a row (1, 2, 4 or 8) */
     int blocks_per_row;   /* cluster size or split count, versions 4 and 5 */
+    int waves;            /* most waves of blocks in the grid, each walking rows (0: 4 forward, 1 backward; a large
+                             number: one row per block or cluster, no walking) */
+    int flags;            /* experimental switches for rows over several blocks: ROWWISE_FLAG_* or'ed (0: none) */
 } rowwise_tuning;
+
+/* The experimental switches (tuning.flags), for measuring rows longer than a block against the lesson's kernels: any
+ * of them takes separately built kernels (packed rows over several blocks, bfloat16 and float32), so the lesson's
+ * kernels stay as they are. Whole rows ignore them; none changes a result's bits; a switch that does not apply to a
+ * launch is dropped from its plan (rowwise_describe names those kept). */
+enum {
+    ROWWISE_FLAG_PREFETCH_L2 = 1, /* each block asks L2 for its segment of its next row before this row's reductions */
+    ROWWISE_FLAG_STAGE_NEXT = 2,  /* forward: each thread copies its packs of the next row into shared memory
+                                     (cp.async) before this row's reductions, and reads them from there */
+    ROWWISE_FLAG_MAILBOX = 4,     /* version 4: each block sends its part to every block of the cluster (st.async,
+                                     mbarrier) instead of a cluster barrier and reads of the others' shared memory */
+    ROWWISE_FLAG_REBUILT = 8,     /* nothing more than the kernels built for these switches, which any flag takes:
+                                     their norm forwards read the weight and bias per row (L1), as for whole rows,
+                                     instead of holding them in registers (no spill); 8 alone measures just that */
+    ROWWISE_FLAG_ALL = 15
+};
 
 /* ---- CPU (rowwise_cpu.c) -------------------------------------------------------------------------------------- */
 void rowwise_softmax_cpu_f32(const float *x, float *y, int64_t rows, int64_t n);

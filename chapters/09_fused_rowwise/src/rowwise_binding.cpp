@@ -14,7 +14,8 @@
 // Every op normalizes over the last dimension of x, of any leading shape; mean and rstd have x's leading shape and
 // the accumulation dtype (float32, or float64 for float64 inputs). A gradient that is not wanted comes back as an
 // empty tensor. `version` picks a rung of the GPU ladder (rowwise.h; the CPU has one implementation), `tune` is
-// [block threads, packs per thread, blocks per row] for experiments (empty: the kernels choose).
+// [block threads, packs per thread, blocks per row], [..., waves] or [..., waves, flags] for experiments
+// (rowwise_tuning in rowwise.h: flags are the experimental ROWWISE_FLAG_* switches; empty: the kernels choose).
 // Each implementation checks its inputs once, at its top (course_torch.h: TypeError for a dtype, ValueError for a
 // shape or device). Autograd is registered here too, in C++ (the pattern of chapters 03, 04 and 06): a call runs no
 // Python beyond the line that makes it. Python adds the fake implementations (rowwise/ops.py).
@@ -75,9 +76,17 @@ void check_stat(const char *name, const Tensor &s, const Tensor &x) {
 void check_version(int64_t version, c10::IntArrayRef tune) {
     TORCH_CHECK_VALUE(version >= 0 && version <= ROWWISE_VERSION_LAST, "version must be one of 0, 1, 2, 3, 4, 5, got ",
                       version);
-    TORCH_CHECK_VALUE(tune.empty() || tune.size() == 3,
-                      "tune must be empty or [block threads, packs per thread, blocks per row], got ", tune.size(),
-                      " numbers");
+    TORCH_CHECK_VALUE(tune.empty() || (tune.size() >= 3 && tune.size() <= 5),
+                      "tune must be empty or [block threads, packs per thread, blocks per row], [..., waves] or "
+                      "[..., waves, flags], got ",
+                      tune.size(), " numbers");
+    for (const int64_t value : tune)
+        TORCH_CHECK_VALUE(value >= 0 && value <= INT32_MAX, "tune's numbers must be between 0 and 2^31 - 1, got ",
+                          tune);
+    TORCH_CHECK_VALUE(tune.size() < 5 || tune[4] <= ROWWISE_FLAG_ALL,
+                      "tune's flags (its 5th number) must be a sum of 1 (L2 prefetch), 2 (staged rows), 4 "
+                      "(mailbox) and 8 (rebuilt kernels), got ",
+                      tune[4]);
 }
 
 // One check per op, the first call of its CPU and of its CUDA implementation; each returns (rows, n).
@@ -266,13 +275,24 @@ const void *ptr(const optional<Tensor> &t) {
 // The tune list as the launchers' struct (all zeros when empty: pass nullptr then).
 rowwise_tuning tuning_of(c10::IntArrayRef tune) {
     rowwise_tuning t{};
-    if (!tune.empty()) t = rowwise_tuning{(int)tune[0], (int)tune[1], (int)tune[2]};
+    if (!tune.empty())
+        t = rowwise_tuning{(int)tune[0], (int)tune[1], (int)tune[2], tune.size() > 3 ? (int)tune[3] : 0,
+                           tune.size() > 4 ? (int)tune[4] : 0};
     return t;
 }
 
 void check_cuda_version(rowwise_op op, int backward, int64_t version, const Tensor &x) {
     const char *why = rowwise_unsupported(op, backward, (int)version, course::dtype_of(x), x.size(-1));
     TORCH_CHECK_VALUE(why == nullptr, why);
+}
+
+// A plan that `tune` asked for and the kernels cannot make (a row longer than the blocks given hold, packs per thread
+// not built, a cluster the GPU cannot hold) is the caller's mistake: ValueError, as for a version that cannot run.
+void check_tuned_plan(cudaError_t planned, c10::IntArrayRef tune) {
+    if (tune.empty() || (planned != cudaErrorInvalidValue && planned != cudaErrorInvalidConfiguration)) return;
+    (void)cudaGetLastError();  // an occupancy query that failed leaves its error behind for the next launch's check
+    TORCH_CHECK_VALUE(false, "tune=", tune, " cannot run this op at this shape on this GPU (",
+                      cudaGetErrorName(planned), "); tune=[] lets the kernels choose");
 }
 
 // Plans the launch, allocates its workspace through PyTorch, launches on the current stream.
@@ -282,7 +302,9 @@ void run_cuda(rowwise_op op, int backward, int64_t version, const Tensor &x, con
     const rowwise_tuning *tuning = tune.empty() ? nullptr : &t;
     size_t bytes = 0;
     const course_dtype dtype = course::dtype_of(x);
-    COURSE_CHECK_LAUNCH(rowwise_workspace_bytes(op, backward, (int)version, dtype, &args, tuning, &bytes));
+    const cudaError_t planned = rowwise_workspace_bytes(op, backward, (int)version, dtype, &args, tuning, &bytes);
+    check_tuned_plan(planned, tune);
+    COURSE_CHECK_LAUNCH(planned);
     Tensor workspace = at::empty({(int64_t)bytes}, x.options().dtype(at::kByte));
     const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
     if (backward)
@@ -454,8 +476,10 @@ std::string describe_cuda(const Tensor &x, const std::string &name, bool backwar
     a.n = n;
     const rowwise_tuning t = tuning_of(tune);
     char text[256];
-    COURSE_CHECK_LAUNCH(rowwise_describe(op, backward, (int)version, course::dtype_of(x), &a,
-                                         tune.empty() ? nullptr : &t, text, sizeof text));
+    const cudaError_t planned = rowwise_describe(op, backward, (int)version, course::dtype_of(x), &a,
+                                                 tune.empty() ? nullptr : &t, text, sizeof text);
+    check_tuned_plan(planned, tune);
+    COURSE_CHECK_LAUNCH(planned);
     return text;
 }
 

@@ -22,6 +22,7 @@
 #include <type_traits>
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "course_accumulate.cuh"
 #include "course_check.h"
@@ -65,6 +66,7 @@ struct Layout {
     int64_t seg_len;  // elements per segment, a multiple of the pack size (the last segment may be shorter)
     int mode;         // Mode
     int packed;       // 1: 16-byte packs; 0: single elements (rows not 16-byte aligned)
+    int flags;        // experimental switches, ROWWISE_FLAG_* (rowwise.h), for the kernels built for them (EXP)
 };
 
 // One thread's place: which row group, which segment, which columns.
@@ -73,11 +75,12 @@ struct Ctx {
     int C, rank;          // segments per row, my segment
     int64_t slot, slots;  // my block's (cluster's) place among the grid's row walkers, and their number
     int64_t n, seg_begin, seg_end;
-    int mode, packed;
+    int mode, packed, flags;
 };
 
 // WHOLE: a kernel built for kWhole only (one segment a row, starting at column 0): constants the compiler folds.
-template <bool WHOLE>
+// EXP: a kernel built for the experimental switches (Layout::flags); elsewhere they are a constant 0.
+template <bool WHOLE, bool EXP = false>
 __device__ inline Ctx make_ctx(const Layout &L, int64_t n) {
     Ctx c;
     c.G = L.group;
@@ -93,6 +96,7 @@ __device__ inline Ctx make_ctx(const Layout &L, int64_t n) {
     c.seg_end = WHOLE ? n : (c.seg_begin + L.seg_len < n ? c.seg_begin + L.seg_len : n);
     c.mode = WHOLE ? (int)kWhole : L.mode;
     c.packed = L.packed;
+    c.flags = WHOLE || !EXP ? 0 : L.flags;
     return c;
 }
 
@@ -410,8 +414,12 @@ __device__ inline S reduce_group(S v, const Ctx &c, Exchange<S> &x, int parity) 
 // its shared memory, the cluster waits, and every thread reads the C parts (its own block's and the others', through
 // distributed shared memory) in rank order.
 template <typename S>
+__device__ inline S mailbox_combine(const S &v, const Ctx &c, int parity);
+
+template <typename S>
 __device__ inline S cluster_combine(S v, const Ctx &c, Exchange<S> &x, int parity) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (c.flags & ROWWISE_FLAG_MAILBOX) return mailbox_combine(v, c, parity);  // experimental
     cg::cluster_group cluster = cg::this_cluster();
     if (threadIdx.x == 0) x.cluster[parity] = v;
     cluster.sync();
@@ -431,6 +439,214 @@ __device__ inline void finish(const Ctx &c) {
     if (c.mode == kCluster) cg::this_cluster().sync();
 #else
     (void)c;
+#endif
+}
+
+// ---- experimental switches (rowwise.h, ROWWISE_FLAG_*): rows over several blocks -----------------------------------
+// Why (NOTES.md, "Rows longer than a block"): a block walking rows does load -> reduce -> cluster barrier -> store,
+// and nothing of its next row is in flight while it reduces and waits. cg::this_cluster().sync() is also a release
+// and acquire: ptxas puts MEMBAR.ALL.GPU before the barrier (each thread waits until its earlier stores, and any load
+// still in flight, are done) and CCTL.IVALL after it, on every row.
+//   PREFETCH_L2  warp 0 asks L2 for the block's segment of its next row (cp.async.bulk.prefetch.L2: no registers, no
+//                shared memory), right after this row's loads: the DRAM reads of row i + 1 overlap row i's reductions.
+//   STAGE_NEXT   (forward) each thread copies its packs of the next row into its own slots of shared memory
+//                (cp.async) right after reading this row's, and reads them from there on the next step: the loads
+//                are in flight through the reductions, the barrier and the stores.
+//   MAILBOX      (clusters) instead of the barrier, lane r of warp 0 sends the block's part to rank r's shared memory
+//                with st.async, which counts its bytes on rank r's mbarrier; every thread arrives there too and
+//                waits, then reads the C parts from its own shared memory. No fence, no cluster barrier per row.
+
+// MAILBOX: the parts the cluster's blocks sent for a row, by rank, and the mbarrier that counts them in (with this
+// block's threads), double-buffered as Exchange. It lives at the start of the dynamic shared memory of the kernels
+// built for the switches (EXP; mailbox_bytes() there, before the staged rows or the column sums), not in Exchange:
+// the lesson's kernels keep their shared memory and code as they were.
+template <typename S>
+struct Mailbox {
+    alignas(16) uint64_t arrived[2];
+    S mail[2][kMaxCluster];
+};
+__host__ __device__ constexpr size_t mailbox_bytes(size_t part_bytes) {
+    return (16 + 2 * kMaxCluster * part_bytes + 15) / 16 * 16;
+}
+template <typename S>
+__device__ inline Mailbox<S> &mailbox() {
+    static_assert(sizeof(Mailbox<S>) == mailbox_bytes(sizeof(S)), "the host sizes the mailbox as the device");
+    extern __shared__ uint4 rowwise_dynamic_smem[];
+    return *reinterpret_cast<Mailbox<S> *>(rowwise_dynamic_smem);
+}
+// What an EXP kernel's dynamic shared memory holds after its mailbox (the staged rows, the column sums). An address
+// the compiler computes from the symbol where it is used, not one more register held through the rows.
+template <typename S>
+__device__ inline uint4 *after_mailbox() {
+    extern __shared__ uint4 rowwise_dynamic_smem[];
+    return rowwise_dynamic_smem + mailbox_bytes(sizeof(S)) / 16;
+}
+
+// STAGE_NEXT: a thread's packs of a row segment in its slots of shared memory, two sets of them: a row is read from
+// set `parity` while the next is copied into the other, so a copy never lands on slots whose read is in flight (each
+// thread reads only what it copied itself: cp.async.wait_all is all the synchronisation there is). Packed rows only.
+template <typename Sl>
+struct Staging;
+template <typename T, int PPT, bool PACKED>
+struct Staging<Slice<T, PPT, PACKED>> {
+    static constexpr bool kApplies = PACKED;  // 16-byte packs, a segment of whole packs at a 16-byte boundary
+    __device__ static uint4 *slot(uint4 *stage, int parity, int k) {  // a warp's slots side by side: no bank conflict
+        return stage + (parity * PPT + k) * blockDim.x + threadIdx.x;
+    }
+    // cp.async of this thread's packs of `row` (as Slice::load reads them) into its slots of set `parity`.
+    __device__ static void copy_async(const T *row, const Ctx &c, int count, uint4 *stage, int parity) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#pragma unroll
+        for (int k = 0; k < PPT; ++k) {
+            if (k >= count) continue;
+            const uint32_t to = (uint32_t)__cvta_generic_to_shared(slot(stage, parity, k));
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to),
+                         "l"(__cvta_generic_to_global(row + Slice<T, PPT, PACKED>::column(c, k, 0)))
+                         : "memory");
+        }
+#else
+        (void)row, (void)c, (void)count, (void)stage, (void)parity;
+#endif
+    }
+    // Waits for this thread's copies, then reads its slots of set `parity` into v (zeros past `count`, as
+    // Slice::load).
+    __device__ static void read(Slice<T, PPT, PACKED> &v, int count, uint4 *stage, int parity) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+        asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+#pragma unroll
+        for (int k = 0; k < PPT; ++k) {
+            const uint4 q = k < count ? *slot(stage, parity, k) : make_uint4(0, 0, 0, 0);
+            v.w[k][0] = q.x, v.w[k][1] = q.y, v.w[k][2] = q.z, v.w[k][3] = q.w;
+        }
+    }
+};
+
+// PREFETCH_L2: warp 0's lanes each ask L2 for a 32nd of `bytes` (a multiple of 16, below 2^31) from p (16-byte
+// aligned).
+__device__ inline void prefetch_l2(const void *p, uint32_t bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (threadIdx.x >= kWarp) return;
+    const uint32_t chunk = (bytes + 16 * kWarp - 1) / (16 * kWarp) * 16, begin = threadIdx.x * chunk;
+    if (begin >= bytes) return;
+    const uint32_t size = bytes - begin < chunk ? bytes - begin : chunk;
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(
+                     __cvta_generic_to_global(static_cast<const char *>(p) + begin)),
+                 "r"(size)
+                 : "memory");
+#else
+    (void)p, (void)bytes;
+#endif
+}
+
+// PREFETCH_L2 for a tensor of rows like x (`base`): the block's segment of the row after `row` in its walk.
+template <typename Sl, typename T>
+__device__ inline void prefetch_next(const T *base, int64_t row, int64_t rows, const Ctx &c) {
+    if constexpr (Staging<Sl>::kApplies) {
+        const int64_t next = row + c.slots * c.R;
+        if ((c.flags & ROWWISE_FLAG_PREFETCH_L2) && next < rows)
+            prefetch_l2(base + next * c.n + c.seg_begin, (uint32_t)(c.seg_end - c.seg_begin) * (uint32_t)sizeof(T));
+    }
+}
+
+// A forward's load of row `row` of x into v, with the switches: STAGE_NEXT reads it from shared memory (stage_first
+// copied the block's first row there) and starts the copy of the next; PREFETCH_L2 asks L2 for the next. St: the
+// kernel's statistic (its mailbox comes first in the dynamic shared memory, the staged packs after it); parity:
+// for_each_row's. Without switches, v.load. (The copies are issued here, before this row's reductions, and the
+// first row's before the loop: a branch for it in the loop cost 44 bytes of spill at 64 registers.)
+template <typename St, typename Sl, typename T>
+__device__ inline void load_row(Sl &v, const T *__restrict__ x, int64_t row, int64_t rows, const Ctx &c, int count,
+                                int parity) {
+    if constexpr (Staging<Sl>::kApplies) {
+        if (c.flags & ROWWISE_FLAG_STAGE_NEXT) {
+            uint4 *stage = after_mailbox<St>();
+            Staging<Sl>::read(v, count, stage, parity);
+            const int64_t next = row + c.slots * c.R;
+            if (next < rows) Staging<Sl>::copy_async(x + next * c.n, c, count, stage, parity ^ 1);
+            return;
+        }
+    }
+    v.load(x + row * c.n, c, count);
+    prefetch_next<Sl>(x, row, rows, c);
+}
+
+// STAGE_NEXT: the copy of the block's first row, before the rows (load_row reads every row from shared memory).
+template <typename St, typename Sl, typename T>
+__device__ inline void stage_first(const T *__restrict__ x, int64_t rows, const Ctx &c, int count) {
+    if constexpr (Staging<Sl>::kApplies) {
+        const int64_t first = c.slot * c.R + c.g;
+        if ((c.flags & ROWWISE_FLAG_STAGE_NEXT) && first < rows)
+            Staging<Sl>::copy_async(x + first * c.n, c, count, after_mailbox<St>(), 0);  // for_each_row's first parity
+    }
+}
+
+// MAILBOX: set up this block's two mbarriers (every thread arrives on them, and the parts' bytes), before any block
+// of the cluster sends. Call from every thread of a kernel for rows over several blocks, before the rows.
+template <typename S>
+__device__ inline void open_mailbox(const Ctx &c) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (c.mode != kCluster || !(c.flags & ROWWISE_FLAG_MAILBOX)) return;
+    Mailbox<S> &box = mailbox<S>();
+    if (threadIdx.x == 0) {
+        for (int p = 0; p < 2; ++p)
+            asm volatile(
+                "mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"((uint32_t)__cvta_generic_to_shared(&box.arrived[p])),
+                "r"(blockDim.x)
+                : "memory");
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    cg::this_cluster().sync();
+#else
+    (void)c;
+#endif
+}
+
+// MAILBOX: cluster_combine without a cluster barrier; the same merges in the same order, so the same bits. Buffer
+// `parity` is written again two rows later, and a block can only be one row ahead of another: it needs every
+// block's part of its row, which each block sends after its block reduction (a barrier, or a warp's shuffles: all its
+// threads have read the parts of two rows back by then).
+template <typename S>
+__device__ inline S mailbox_combine(const S &v, const Ctx &c, int parity) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    Mailbox<S> &box = mailbox<S>();
+    const uint32_t arrived = (uint32_t)__cvta_generic_to_shared(&box.arrived[parity]);
+    uint64_t state;
+    if (threadIdx.x == 0)  // this row's phase completes with every thread here and C parts' bytes landed
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 %0, [%1], %2;"
+                     : "=l"(state)
+                     : "r"(arrived), "r"((uint32_t)(c.C * sizeof(S)))
+                     : "memory");
+    else
+        asm volatile("mbarrier.arrive.shared::cta.b64 %0, [%1];" : "=l"(state) : "r"(arrived) : "memory");
+    if ((int)threadIdx.x < c.C) {  // lane r sends this block's part to rank r (itself included)
+        const uint32_t to = threadIdx.x;
+        uint32_t slot = (uint32_t)__cvta_generic_to_shared(&box.mail[parity][c.rank]), bar;
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(slot) : "r"(slot), "r"(to));
+        asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(bar) : "r"(arrived), "r"(to));
+        static_assert(sizeof(S) % 4 == 0, "a part is sent as 32-bit words");
+        uint32_t words[sizeof(S) / 4];
+        memcpy(words, &v, sizeof(S));
+#pragma unroll
+        for (int i = 0; i < (int)(sizeof(S) / 4); ++i)
+            asm volatile(
+                "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(slot + 4 * i),
+                "r"(words[i]), "r"(bar)
+                : "memory");
+    }
+    uint32_t done = 0;
+    do {
+        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+                     : "=r"(done)
+                     : "r"(arrived), "l"(state)
+                     : "memory");
+    } while (!done);
+    S total = box.mail[parity][0];
+    for (int r = 1; r < c.C; ++r) total = merge(total, box.mail[parity][r]);
+    return total;
+#else
+    (void)c, (void)parity;
+    __trap();
+    return v;
 #endif
 }
 
@@ -573,9 +789,35 @@ K pick_backward(int ppt, bool packed, bool whole) {
     return nullptr;
 }
 
+// The kernels built for the experimental switches (EXP): packed rows over several blocks, bfloat16 and float32 only
+// (the sizes pick_forward and pick_backward build for them); nullptr otherwise.
+template <typename T, typename K, typename Make>
+K pick_experimental_forward(int ppt) {
+    if constexpr (std::is_same<T, float>::value || std::is_same<T, __nv_bfloat16>::value) {
+        if (ppt == 2) return Make::template get<2, true, false, true>();
+        if (ppt == 4) return Make::template get<4, true, false, true>();
+        if constexpr (sizeof(T) == 4) {
+            if (ppt == 8) return Make::template get<8, true, false, true>();
+        }
+    }
+    (void)ppt;
+    return nullptr;
+}
+template <typename T, typename K, typename Make>
+K pick_experimental_backward(int ppt) {
+    if constexpr (std::is_same<T, float>::value || std::is_same<T, __nv_bfloat16>::value) {
+        if (ppt == 1) return Make::template get<1, true, false, true>();
+        if (ppt == 2) return Make::template get<2, true, false, true>();
+    }
+    (void)ppt;
+    return nullptr;
+}
+
 // ---- the host's plan of a launch ---------------------------------------------------------------------------------
 struct Plan {
     int mode = kWhole, ppt = 4, block = 256, group = 32, segments = 1, packed = 1;
+    int waves = 0;  // most waves of row walkers in the grid (tuning); 0: kForwardWaves or kBackwardWaves
+    int flags = 0;  // experimental switches (tuning), less those that do not apply to the launch (size_plan)
     int64_t seg_len = 0, grid = 1, slots = 1;
     size_t smem = 0;           // dynamic shared memory per block
     size_t stats_bytes = 0;    // split modes: rows x C statistics
@@ -619,6 +861,8 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
     // the registers, twice the occupancy) ran slower than 4 at every shape: bytes in flight per thread won (NOTES.md).
     int ppt = tuning && tuning->packs_per_thread ? tuning->packs_per_thread : (backward ? 2 : 4);
     if (sizeof(T) == 8) ppt = backward ? 1 : 2;  // float64 is built for one size only
+    p->waves = tuning ? tuning->waves : 0;
+    p->flags = 0;  // whole rows: none of the experimental switches (below for rows over several blocks)
     p->ppt = ppt;
     const int64_t per_thread = (int64_t)ppt * S;
     const int64_t need = ceil_div(n, per_thread);
@@ -642,6 +886,7 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
         ppt *= 2;
     }
     p->ppt = ppt;
+    p->flags = tuning ? tuning->flags & ROWWISE_FLAG_ALL : 0;
     const int64_t capacity = (int64_t)max_group * ppt * S;
     int64_t C = tuning && tuning->blocks_per_row ? tuning->blocks_per_row : ceil_div(n, capacity);
     if (version != ROWWISE_AUTO && C < 2) C = 2;  // versions 4 and 5 asked for by name: at least two blocks a row
@@ -655,6 +900,11 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
     const bool cluster = version == ROWWISE_CLUSTER || (version == ROWWISE_AUTO && clusters && C <= kMaxCluster);
     if (version == ROWWISE_CLUSTER && (!clusters || C > kMaxCluster)) return false;
     p->mode = cluster ? kCluster : kSplitStats;
+    // The experimental switches that apply (rowwise.h): rows over several blocks in 16-byte packs; staged rows in the
+    // forward only. A plan with any takes the kernels built for them (pick_experimental_*), which REBUILT names.
+    if (!p->packed) p->flags = 0;
+    if (backward) p->flags &= ~ROWWISE_FLAG_STAGE_NEXT;
+    if (p->flags) p->flags |= ROWWISE_FLAG_REBUILT;
     return true;
 }
 
@@ -700,7 +950,19 @@ cudaError_t size_plan(Kernel kernel, int version, int backward, int64_t rows, in
                       size_t stats_bytes, int partials, Plan *p, size_t backward_smem_per_thread = 0) {
     const int groups = p->block / p->group;
     p->smem = backward ? backward_smem_per_thread * (size_t)p->block : 0;
-    const int64_t waves = backward ? kBackwardWaves : kForwardWaves;
+    if (p->flags) {  // an EXP kernel (shape_plan): its mailbox first, then two sets of each thread's packs if staged
+        p->smem += mailbox_bytes(stats_bytes);
+        if (p->flags & ROWWISE_FLAG_STAGE_NEXT) p->smem += 2 * (size_t)p->block * p->ppt * course::kPackBytes;
+        if (p->smem > 48 * 1024)
+            CUDA_RETURN_IF_ERROR(
+                cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p->smem));
+    }
+    const int64_t waves = p->waves > 0 ? p->waves : backward ? kBackwardWaves : kForwardWaves;
+    // The grid: `walkers` blocks (clusters) of C blocks each, within the 2^31 - 1 blocks a launch may have.
+    const auto grid_of = [p](int64_t walkers) {
+        const int64_t most = 2147483647 / p->segments;
+        return (walkers < 1 ? 1 : walkers < most ? walkers : most) * p->segments;
+    };
     if (p->mode == kCluster) {
         int clusters = 0;
         CUDA_RETURN_IF_ERROR(active_clusters(kernel, *p, &clusters));
@@ -708,8 +970,7 @@ cudaError_t size_plan(Kernel kernel, int version, int backward, int64_t rows, in
             if (version == ROWWISE_CLUSTER) return cudaErrorInvalidConfiguration;
             p->mode = kSplitStats;  // AUTO: the portable way
         } else {
-            const int64_t walkers = rows < clusters * waves ? rows : clusters * waves;
-            p->grid = (walkers < 1 ? 1 : walkers) * p->segments;
+            p->grid = grid_of(rows < clusters * waves ? rows : clusters * waves);
         }
     }
     if (p->mode != kCluster) {
@@ -717,9 +978,9 @@ cudaError_t size_plan(Kernel kernel, int version, int backward, int64_t rows, in
         CUDA_RETURN_IF_ERROR(course::blocks_per_wave(kernel, p->block, p->smem, &wave));
         const int64_t need = ceil_div(rows, groups);
         const int64_t per_wave = wave / p->segments > 0 ? wave / p->segments : 1;
-        const int64_t walkers = need < per_wave * waves ? need : per_wave * waves;
-        p->grid = (walkers < 1 ? 1 : walkers) * p->segments;
+        p->grid = grid_of(need < per_wave * waves ? need : per_wave * waves);
     }
+    if (p->mode != kCluster) p->flags &= ~ROWWISE_FLAG_MAILBOX;
     p->slots = p->grid / p->segments;
     p->stats_bytes = p->mode == kSplitStats ? align256((size_t)rows * p->segments * stats_bytes) : 0;
     p->partials = backward ? partials : 0;
@@ -732,7 +993,7 @@ inline size_t workspace_of(const Plan &p) {
 }
 
 inline Layout layout_of(const Plan &p, int mode) {
-    return Layout{p.group, p.segments, p.seg_len, mode, p.packed};
+    return Layout{p.group, p.segments, p.seg_len, mode, p.packed, p.flags};
 }
 
 // Launch `kernel` as the plan says: a cluster launch (cudaLaunchKernelEx with the cluster's size as an attribute)
@@ -783,6 +1044,13 @@ inline void describe(const Plan &p, char *text, size_t bytes) {
              "%d-thread blocks, %lld blocks",
              names[p.mode], p.group, p.ppt, p.packed ? "" : " (as single elements)", p.segments,
              p.segments > 1 ? "s" : "", p.block, (long long)p.grid);
+    if (p.flags) {  // the experimental switches the launch takes
+        const size_t used = strlen(text);
+        snprintf(text + used, bytes > used ? bytes - used : 0, "; experimental:%s%s%s%s",
+                 p.flags & ROWWISE_FLAG_PREFETCH_L2 ? " L2 prefetch" : "",
+                 p.flags & ROWWISE_FLAG_STAGE_NEXT ? " staged rows" : "",
+                 p.flags & ROWWISE_FLAG_MAILBOX ? " mailbox" : "", p.flags & ROWWISE_FLAG_REBUILT ? " rebuilt" : "");
+    }
 }
 
 }  // namespace rowwise

@@ -77,7 +77,7 @@ __global__ void __launch_bounds__(256)
 }
 
 // ---- versions 3-5 ------------------------------------------------------------------------------------------------
-template <typename T, int PPT, bool PACKED, bool WHOLE>
+template <typename T, int PPT, bool PACKED, bool WHOLE, bool EXP = false>
 __global__ void __launch_bounds__(kMaxThreads, min_blocks(PACKED && PPT * sizeof(Pack<T>) <= 64))
     softmax_forward_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t n, Layout layout,
                            MaxSum<acc_t<T>> *stats) {
@@ -85,12 +85,16 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(PACKED && PPT * sizeof
     using St = MaxSum<A>;
     using Sl = Slice<T, PPT, PACKED>;
     __shared__ Exchange<St> exchange;
-    const Ctx c = make_ctx<WHOLE>(layout, n);
+    const Ctx c = make_ctx<WHOLE, EXP>(layout, n);
     const int count = Sl::count(c);
+    if constexpr (EXP) {  // experimental (rowwise_kernels.cuh)
+        open_mailbox<St>(c);
+        stage_first<St, Sl>(x, rows, c, count);
+    }
     for_each_row(c, rows, [&](int64_t row, bool active, int parity) {
         Sl v;
         process_row<WHOLE, St>(
-            c, row, active, parity, exchange, stats, [&] { v.load(x + row * n, c, count); },
+            c, row, active, parity, exchange, stats, [&] { load_row<St>(v, x, row, rows, c, count, parity); },
             [&] {  // this thread's own pair: its max, then its sum of exp(x - max)
                 A m = A(-INFINITY);
                 RW_EACH(PPT, Sl::S) {
@@ -120,7 +124,7 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(PACKED && PPT * sizeof
     if (!WHOLE) finish(c);
 }
 
-template <typename T, int PPT, bool PACKED, bool WHOLE>
+template <typename T, int PPT, bool PACKED, bool WHOLE, bool EXP = false>
 __global__ void __launch_bounds__(kMaxBackwardThreads)
     softmax_backward_kernel(const T *__restrict__ y, const T *__restrict__ dy, T *__restrict__ dx, int64_t rows,
                             int64_t n, Layout layout, Sums<acc_t<T>, 1> *stats) {
@@ -128,8 +132,9 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
     using St = Sums<A, 1>;
     using Sl = Slice<T, PPT, PACKED>;
     __shared__ Exchange<St> exchange;
-    const Ctx c = make_ctx<WHOLE>(layout, n);
+    const Ctx c = make_ctx<WHOLE, EXP>(layout, n);
     const int count = Sl::count(c);
+    if constexpr (EXP) open_mailbox<St>(c);  // experimental (rowwise_kernels.cuh)
     for_each_row(c, rows, [&](int64_t row, bool active, int parity) {
         Sl yv, gv;
         process_row<WHOLE, St>(
@@ -137,6 +142,10 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
             [&] {
                 yv.load(y + row * n, c, count);
                 gv.load(dy + row * n, c, count);
+                if constexpr (EXP) {  // ROWWISE_FLAG_PREFETCH_L2 (experimental)
+                    prefetch_next<Sl>(y, row, rows, c);
+                    prefetch_next<Sl>(dy, row, rows, c);
+                }
             },
             [&] {
                 St s = St::empty();
@@ -169,16 +178,16 @@ using BackwardKernel = void (*)(const T *, const T *, T *, int64_t, int64_t, Lay
 
 template <typename T>
 struct ForwardMake {
-    template <int PPT, bool PACKED, bool WHOLE>
+    template <int PPT, bool PACKED, bool WHOLE, bool EXP = false>
     static ForwardKernel<T> get() {
-        return softmax_forward_kernel<T, PPT, PACKED, WHOLE>;
+        return softmax_forward_kernel<T, PPT, PACKED, WHOLE, EXP>;
     }
 };
 template <typename T>
 struct BackwardMake {
-    template <int PPT, bool PACKED, bool WHOLE>
+    template <int PPT, bool PACKED, bool WHOLE, bool EXP = false>
     static BackwardKernel<T> get() {
-        return softmax_backward_kernel<T, PPT, PACKED, WHOLE>;
+        return softmax_backward_kernel<T, PPT, PACKED, WHOLE, EXP>;
     }
 };
 
@@ -221,7 +230,8 @@ cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const 
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p)) return cudaErrorInvalidValue;
     using A = acc_t<T>;
     if (!backward) {
-        auto kernel = pick_forward<T, ForwardKernel<T>, ForwardMake<T>>(p.ppt, p.packed, p.mode == kWhole);
+        auto kernel = p.flags ? pick_experimental_forward<T, ForwardKernel<T>, ForwardMake<T>>(p.ppt)
+                              : pick_forward<T, ForwardKernel<T>, ForwardMake<T>>(p.ppt, p.packed, p.mode == kWhole);
         if (kernel == nullptr) return cudaErrorInvalidValue;
         CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 0, rows, n, sizeof(A), sizeof(MaxSum<A>), 0, &p));
         *out = p;
@@ -236,7 +246,8 @@ cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const 
         }
         return launch(kernel, p, stream, x, y, rows, n, layout_of(p, p.mode), stats);
     }
-    auto kernel = pick_backward<T, BackwardKernel<T>, BackwardMake<T>>(p.ppt, p.packed, p.mode == kWhole);
+    auto kernel = p.flags ? pick_experimental_backward<T, BackwardKernel<T>, BackwardMake<T>>(p.ppt)
+                          : pick_backward<T, BackwardKernel<T>, BackwardMake<T>>(p.ppt, p.packed, p.mode == kWhole);
     if (kernel == nullptr) return cudaErrorInvalidValue;
     CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 1, rows, n, sizeof(A), sizeof(Sums<A, 1>), 0, &p));
     *out = p;

@@ -99,11 +99,63 @@ def test_rows_longer_than_a_block(op, dtype, small):
     check(op, inputs((3, n), dtype, "cuda", scale=2.0), 0)
 
 
-@pytest.mark.parametrize("tune", [[128, 2, 0], [512, 4, 0], [0, 0, 3]])
+@pytest.mark.parametrize("tune", [[128, 2, 0], [512, 4, 0], [0, 0, 3], [0, 0, 3, 1], [0, 0, 3, 1000], [256, 2, 0, 1]])
 def test_tuning_knobs(tune):
     x = inputs((50, 5000), torch.bfloat16, "cuda")
     check("softmax", x, 4 if tune[2] else 0, tune)
     check("layer_norm", x, 5 if tune[2] else 0, tune)
+
+
+def test_a_tuned_launch_that_cannot_run_is_a_value_error():
+    x = torch.randn(4, 1 << 16, device="cuda")
+    with pytest.raises(ValueError, match=r"tune=\[0, 4, 2\] cannot run this op at this shape"):
+        softmax(x, version=4, tune=[0, 4, 2])  # 2 blocks of at most 512 threads x 16 floats: 16384 < 65536
+    softmax(x)  # and nothing is left behind for the next launch's error check
+
+
+def _forward(op, x, w, b, version, tune):
+    if op == "softmax":
+        return (torch.ops.rowwise.softmax(x, version, tune),)
+    if op == "layer_norm":
+        return torch.ops.rowwise.layer_norm(x, w, b, 1e-5, version, tune)
+    return torch.ops.rowwise.rms_norm(x, w, 1e-5, version, tune)
+
+
+def _backward(op, y, dy, x, w, stats, version, tune):
+    if op == "softmax":
+        return (torch.ops.rowwise.softmax_backward(y, dy, version, tune),)
+    if op == "layer_norm":
+        return torch.ops.rowwise.layer_norm_backward(dy, x, w, stats[1], stats[2], [True, True], version, tune)
+    return torch.ops.rowwise.rms_norm_backward(dy, x, w, stats[1], True, version, tune)
+
+
+@pytest.mark.parametrize("flags", [1, 2, 4, 8, 15])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("op", ["softmax", "layer_norm", "rms_norm"])
+def test_experimental_switches_keep_the_bits(op, dtype, flags):
+    """tune's 5th number (rowwise.h, ROWWISE_FLAG_*): the same bits as the lesson's kernels, forward and backward, in
+    versions 4 and 5, with blocks walking many rows (waves=1) and one row each (waves=1000)."""
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("thread-block clusters need compute capability 9.0")
+    n = 40000  # 3 blocks a row in bf16 (4 packs of 8), 5 in float32
+    x = inputs((300, n), dtype, "cuda", scale=2.0)
+    w, b = params(n, dtype, "cuda")
+    dy = inputs((300, n), dtype, "cuda", seed=3)
+    for version in (4, 5):
+        for waves in (1, 1000):
+            plain, switched = [0, 0, 0, waves], [0, 0, 0, waves, flags]
+            want = _forward(op, x, w, b, version, plain)
+            got = _forward(op, x, w, b, version, switched)
+            for g, e in zip(got, want):
+                torch.testing.assert_close(g, e, rtol=0, atol=0)
+            assert "experimental:" in describe(x, op, version=version, tune=switched)
+            stats = want  # y (the softmax backward's input), then mean and rstd or rstd
+            want = _backward(op, stats[0], dy, x, w, stats, version, plain)
+            got = _backward(op, stats[0], dy, x, w, stats, version, switched)
+            torch.testing.assert_close(got[0], want[0], rtol=0, atol=0)  # dx: the same bits
+            tol = 1e-2 if dtype == torch.bfloat16 else 1e-5  # one bf16 rounding of the float sums
+            for g, e in zip(got[1:], want[1:]):  # dweight, dbias: sums over grids that may differ in size
+                torch.testing.assert_close(g, e, rtol=tol, atol=tol * e.abs().max().item())
 
 
 def test_describe_names_the_launch():

@@ -94,6 +94,10 @@ def test_bad_inputs_name_the_problem():
         softmax(x, version=7)
     with pytest.raises(ValueError, match="tune must be empty or"):
         softmax(x, tune=[1, 2])
+    with pytest.raises(ValueError, match="tune must be empty or"):
+        softmax(x, tune=[0, 0, 0, 0, 0, 0])
+    with pytest.raises(ValueError, match="tune's numbers must be between 0 and"):
+        softmax(x, tune=[0, 0, 0, -1])
     with pytest.raises(ValueError, match="dy and y must have the same shape"):
         torch.ops.rowwise.softmax_backward(x, torch.randn(4, 9))
     with pytest.raises(TypeError, match="rstd must have dtype float32"):
