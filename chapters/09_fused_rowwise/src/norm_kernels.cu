@@ -312,7 +312,10 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     Plan p;
     p.packed = args_packed(a, sizeof(T));
     const int64_t rows = a->rows, n = a->n;
-    if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p)) return cudaErrorInvalidValue;
+    // Rows over several blocks: the next row's L2 prefetch (forward) and the mailbox in a cluster, measured best on
+    // the H100 (NOTES.md, "Long rows: the switches measured").
+    const int defaults = backward ? ROWWISE_FLAG_MAILBOX : ROWWISE_FLAG_MAILBOX | ROWWISE_FLAG_PREFETCH_L2;
+    if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults)) return cudaErrorInvalidValue;
     const T *x = static_cast<const T *>(a->x), *w = static_cast<const T *>(a->w);
     A *mean = static_cast<A *>(a->mean), *rstd = static_cast<A *>(a->rstd);
     if (!backward) {

@@ -47,7 +47,7 @@ typedef struct {
     int blocks_per_row;   /* cluster size or split count, versions 4 and 5 */
     int waves;            /* most waves of blocks in the grid, each walking rows (0: 4 forward, 1 backward; a large
                              number: one row per block or cluster, no walking) */
-    int flags;            /* experimental switches for rows over several blocks: ROWWISE_FLAG_* or'ed (0: none) */
+    int flags;            /* switches for rows over several blocks: ROWWISE_FLAG_* or'ed (0: the op's defaults) */
 } rowwise_tuning;
 
 /* The experimental switches (tuning.flags), for measuring rows longer than a block against the lesson's kernels: any
@@ -63,7 +63,8 @@ enum {
     ROWWISE_FLAG_REBUILT = 8,     /* nothing more than the kernels built for these switches, which any flag takes:
                                      their norm forwards read the weight and bias per row (L1), as for whole rows,
                                      instead of holding them in registers (no spill); 8 alone measures just that */
-    ROWWISE_FLAG_ALL = 15
+    ROWWISE_FLAG_ALL = 15,
+    ROWWISE_FLAG_NONE = 16 /* none of them: the kernels before the switches (0 means the op's defaults) */
 };
 
 /* ---- CPU (rowwise_cpu.c) -------------------------------------------------------------------------------------- */

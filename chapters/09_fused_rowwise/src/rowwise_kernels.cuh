@@ -854,7 +854,8 @@ inline bool device_has_clusters() {
 // The row-layout part of a plan (no device queries): threads per row, blocks per row, packs per thread.
 // Returns false when `version` cannot hold a row of n elements (rowwise_unsupported says why).
 template <typename T>
-bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuning, bool clusters, Plan *p) {
+bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuning, bool clusters, Plan *p,
+                int defaults = 0) {
     constexpr int S = Pack<T>::size;
     const int max_group = backward ? kMaxBackwardThreads : kMaxThreads;
     // Forward 4 packs per thread, backward 2 (two rows in registers). On the H100, 2 packs for bf16 forwards (half
@@ -886,7 +887,12 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
         ppt *= 2;
     }
     p->ppt = ppt;
-    p->flags = tuning ? tuning->flags & ROWWISE_FLAG_ALL : 0;
+    // The switches: those tune asks for, or (0) the op's defaults, where kernels are built for them (bfloat16 and
+    // float32, the pack counts of pick_experimental_*); ROWWISE_FLAG_NONE: none, the kernels before them.
+    const int asked = tuning ? tuning->flags : 0;
+    const bool built = (std::is_same<T, float>::value || std::is_same<T, __nv_bfloat16>::value) &&
+                       (backward ? ppt <= 2 : ppt >= 2 && ppt <= (sizeof(T) == 4 ? 8 : 4));
+    p->flags = asked != 0 ? asked & ROWWISE_FLAG_ALL : built ? defaults : 0;
     const int64_t capacity = (int64_t)max_group * ppt * S;
     int64_t C = tuning && tuning->blocks_per_row ? tuning->blocks_per_row : ceil_div(n, capacity);
     if (version != ROWWISE_AUTO && C < 2) C = 2;  // versions 4 and 5 asked for by name: at least two blocks a row
@@ -1044,9 +1050,9 @@ inline void describe(const Plan &p, char *text, size_t bytes) {
              "%d-thread blocks, %lld blocks",
              names[p.mode], p.group, p.ppt, p.packed ? "" : " (as single elements)", p.segments,
              p.segments > 1 ? "s" : "", p.block, (long long)p.grid);
-    if (p.flags) {  // the experimental switches the launch takes
+    if (p.flags) {  // the switches the launch takes (rowwise.h, ROWWISE_FLAG_*)
         const size_t used = strlen(text);
-        snprintf(text + used, bytes > used ? bytes - used : 0, "; experimental:%s%s%s%s",
+        snprintf(text + used, bytes > used ? bytes - used : 0, "; switches:%s%s%s%s",
                  p.flags & ROWWISE_FLAG_PREFETCH_L2 ? " L2 prefetch" : "",
                  p.flags & ROWWISE_FLAG_STAGE_NEXT ? " staged rows" : "",
                  p.flags & ROWWISE_FLAG_MAILBOX ? " mailbox" : "", p.flags & ROWWISE_FLAG_REBUILT ? " rebuilt" : "");

@@ -227,7 +227,10 @@ cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const 
         }
         return cudaGetLastError();
     }
-    if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p)) return cudaErrorInvalidValue;
+    // Rows over several blocks: the next row staged in shared memory (forward) and the mailbox in a cluster, measured
+    // best on the H100 (NOTES.md, "Long rows: the switches measured").
+    const int defaults = backward ? ROWWISE_FLAG_MAILBOX : ROWWISE_FLAG_MAILBOX | ROWWISE_FLAG_STAGE_NEXT;
+    if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults)) return cudaErrorInvalidValue;
     using A = acc_t<T>;
     if (!backward) {
         auto kernel = p.flags ? pick_experimental_forward<T, ForwardKernel<T>, ForwardMake<T>>(p.ppt)

@@ -133,8 +133,9 @@ def _backward(op, y, dy, x, w, stats, version, tune):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("op", ["softmax", "layer_norm", "rms_norm"])
 def test_experimental_switches_keep_the_bits(op, dtype, flags):
-    """tune's 5th number (rowwise.h, ROWWISE_FLAG_*): the same bits as the lesson's kernels, forward and backward, in
-    versions 4 and 5, with blocks walking many rows (waves=1) and one row each (waves=1000)."""
+    """tune's 5th number (rowwise.h, ROWWISE_FLAG_*): the same bits as the kernels without the switches (16:
+    ROWWISE_FLAG_NONE), forward and backward, in versions 4 and 5, with blocks walking many rows (waves=1) and one
+    row each (waves=1000)."""
     if torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("thread-block clusters need compute capability 9.0")
     n = 40000  # 3 blocks a row in bf16 (4 packs of 8), 5 in float32
@@ -143,12 +144,13 @@ def test_experimental_switches_keep_the_bits(op, dtype, flags):
     dy = inputs((300, n), dtype, "cuda", seed=3)
     for version in (4, 5):
         for waves in (1, 1000):
-            plain, switched = [0, 0, 0, waves], [0, 0, 0, waves, flags]
+            plain, switched = [0, 0, 0, waves, 16], [0, 0, 0, waves, flags]  # 16: ROWWISE_FLAG_NONE
             want = _forward(op, x, w, b, version, plain)
             got = _forward(op, x, w, b, version, switched)
             for g, e in zip(got, want):
                 torch.testing.assert_close(g, e, rtol=0, atol=0)
-            assert "experimental:" in describe(x, op, version=version, tune=switched)
+            assert "switches:" in describe(x, op, version=version, tune=switched)
+            assert "switches:" not in describe(x, op, version=version, tune=plain)
             stats = want  # y (the softmax backward's input), then mean and rstd or rstd
             want = _backward(op, stats[0], dy, x, w, stats, version, plain)
             got = _backward(op, stats[0], dy, x, w, stats, version, switched)
@@ -165,3 +167,17 @@ def test_describe_names_the_launch():
     assert describe(torch.randn(2, 1 << 18, device="cuda", dtype=torch.bfloat16), "softmax").startswith("cluster: ")
     assert describe(x, "softmax", version=5).startswith("split: ")
     assert describe(x, "softmax", version=2).startswith("warp online")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("op", ["softmax", "layer_norm", "rms_norm"])
+def test_long_rows_take_the_switches_by_default(op, dtype):
+    """Rows over a cluster take the mailbox (and the forward its staged rows or L2 prefetch) unless tune says
+    otherwise, where kernels are built for them (bfloat16, float32); float16 runs without them."""
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("thread-block clusters need compute capability 9.0")
+    x = torch.empty(2, 32768, device="cuda", dtype=dtype)
+    for backward in (False, True):
+        text = describe(x, op, backward=backward)
+        assert text.startswith("cluster:"), text
+        assert ("mailbox" in text) == (dtype != torch.float16), text
