@@ -50,7 +50,7 @@ constexpr int min_blocks(bool fits) {
 }
 constexpr int kClusterMin = 8;     // blocks a row in a cluster, at least (shape_plan)
 constexpr int kMaxCluster = 16;    // the largest cluster an H100 launches (8 is the portable limit)
-constexpr int kForwardWaves = 4;   // forward grids: at most this many waves of blocks, each walking rows
+constexpr int kForwardWaves = 4;   // forward grids over several blocks a row: at most this many waves, walking rows
 constexpr int kBackwardWaves = 1;  // backward grids: one wave, so few partial sums of dweight
 
 enum Mode : int {
@@ -971,6 +971,10 @@ cudaError_t size_plan(Kernel kernel, int version, int backward, int64_t rows, in
                 cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p->smem));
     }
     const int64_t waves = p->waves > 0 ? p->waves : backward ? kBackwardWaves : kForwardWaves;
+    // Whole rows: by default a block for every row group, no walk, unless the backward sums dweight/dbias per block
+    // (then one wave, so few partial rows to add). On the H100 the walk of 4 waves cost the forwards 3-6 % and the
+    // softmax backward 8 % (NOTES.md, "Whole rows: a block per row group").
+    const bool every_row = p->waves == 0 && p->mode == kWhole && !(backward && partials > 0);
     // The grid: `walkers` blocks (clusters) of C blocks each, within the 2^31 - 1 blocks a launch may have.
     const auto grid_of = [p](int64_t walkers) {
         const int64_t most = 2147483647 / p->segments;
@@ -991,7 +995,7 @@ cudaError_t size_plan(Kernel kernel, int version, int backward, int64_t rows, in
         CUDA_RETURN_IF_ERROR(course::blocks_per_wave(kernel, p->block, p->smem, &wave));
         const int64_t need = ceil_div(rows, groups);
         const int64_t per_wave = wave / p->segments > 0 ? wave / p->segments : 1;
-        p->grid = grid_of(need < per_wave * waves ? need : per_wave * waves);
+        p->grid = grid_of(every_row || need < per_wave * waves ? need : per_wave * waves);
     }
     if (p->mode != kCluster) p->flags &= ~ROWWISE_FLAG_MAILBOX;
     p->slots = p->grid / p->segments;

@@ -181,3 +181,24 @@ def test_long_rows_take_the_switches_by_default(op, dtype):
         text = describe(x, op, backward=backward)
         assert text.startswith("cluster:"), text
         assert ("mailbox" in text) == (dtype != torch.float16), text
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("op", ["softmax", "layer_norm", "rms_norm"])
+def test_whole_rows_walked_or_not_give_the_same_bits(op, dtype):
+    """Whole rows take a block per row group by default; tune's waves (4th number) makes blocks walk rows instead,
+    the loop that rows over several blocks and the norms' backward always take: both give the same bits."""
+    n = 1000  # 20000 rows: more row groups than one or two waves of blocks hold, so that waves 1 and 2 walk
+    x = inputs((20000, n), dtype, "cuda", scale=2.0)
+    w, b = params(n, dtype, "cuda")
+    dy = inputs((20000, n), dtype, "cuda", seed=3)
+    assert describe(x, op).startswith("registers:")
+    for walk in ([0, 0, 0, 1], [0, 0, 0, 2]):
+        want = _forward(op, x, w, b, 0, [])
+        got = _forward(op, x, w, b, 0, walk)
+        for g, e in zip(got, want):
+            torch.testing.assert_close(g, e, rtol=0, atol=0)
+        assert describe(x, op, tune=walk) != describe(x, op)  # a smaller grid
+        want = _backward(op, want[0], dy, x, w, want, 0, [])
+        got = _backward(op, got[0], dy, x, w, got, 0, walk)
+        torch.testing.assert_close(got[0], want[0], rtol=0, atol=0)
