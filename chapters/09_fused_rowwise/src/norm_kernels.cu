@@ -28,17 +28,18 @@ namespace rowwise {
 template <typename A, bool RMS>
 using NormStats = typename std::conditional<RMS, Sums<A, 1>, Moments<A>>::type;
 
-// Packed rows of at most 64 bytes a thread (4 packs) ask for two blocks of 512 an SM (64 registers). Whole rows fit
-// with no spill (ptxas -v, NOTES.md). Rows split over blocks spill a little at 64 (sm_90a, bf16 4 packs: LayerNorm
-// 92 bytes, RMSNorm 44) and still ran 8-25 % faster on the H100 than at 128 registers and one block an SM, which had
-// spilled too (NOTES.md, "Long rows").
-template <typename T, int PPT, bool PACKED, bool WHOLE>
+// Packed rows of at most 64 bytes a thread (4 packs) ask for two blocks of 512 an SM (64 registers): whole rows fit
+// with no spill (ptxas -v, NOTES.md), and so do rows over blocks in the kernels without the switches (!EXP), with a
+// little spill (bf16 LayerNorm 92 bytes) but faster than at 128 registers. The kernels with the switches (EXP) are
+// left free: ptxas takes 117 registers for bf16 LayerNorm, no spill, and their blocks are small (128 threads at
+// 4096 x 32768); on the H100 that ran RMSNorm bf16 at 88.6 % of the copy instead of 80.5 (NOTES.md).
+template <typename T, int PPT, bool PACKED, bool WHOLE, bool EXP = false>
 constexpr bool forward_fits_64() {
-    return PACKED && PPT * sizeof(Pack<T>) <= 64;
+    return PACKED && PPT * sizeof(Pack<T>) <= 64 && (WHOLE || !EXP);
 }
 
 template <typename T, int PPT, bool PACKED, bool WHOLE, bool RMS, bool EXP = false>
-__global__ void __launch_bounds__(kMaxThreads, min_blocks(forward_fits_64<T, PPT, PACKED, WHOLE>()))
+__global__ void __launch_bounds__(kMaxThreads, min_blocks(forward_fits_64<T, PPT, PACKED, WHOLE, EXP>()))
     norm_forward_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b, T *__restrict__ y,
                         acc_t<T> *__restrict__ mean_out, acc_t<T> *__restrict__ rstd_out, int64_t rows, int64_t n,
                         acc_t<T> eps, Layout layout, NormStats<acc_t<T>, RMS> *stats) {
