@@ -901,7 +901,9 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
     // In a cluster, at least kClusterMin blocks a row (smaller blocks): more of them per SM, at different steps of
     // their rows, keep loads in flight while others reduce (H100, 4096 x 32768 bf16: softmax forward 213 -> 199 µs,
     // LayerNorm backward 462 -> 427; NOTES.md).
-    if (!(tuning && tuning->blocks_per_row) && clusters && version != ROWWISE_SPLIT && C < kClusterMin) C = kClusterMin;
+    // (Rows that fit one block, in version 4 by name, keep 2 blocks: 8 would leave blocks of a warp or less.)
+    if (!(tuning && tuning->blocks_per_row) && clusters && version != ROWWISE_SPLIT && C >= 2 && C < kClusterMin)
+        C = kClusterMin;
     if (version != ROWWISE_AUTO && C < 2) C = 2;  // versions 4 and 5 asked for by name: at least two blocks a row
     p->seg_len = round_up(ceil_div(n, C), S);
     C = ceil_div(n, p->seg_len);
