@@ -32,22 +32,25 @@ using NormStats = typename std::conditional<RMS, Sums<A, 1>, Moments<A>>::type;
 // with no spill (ptxas -v, NOTES.md), and so do rows over blocks in the kernels without the switches (!EXP), with a
 // little spill (bf16 LayerNorm 92 bytes) but faster than at 128 registers. The kernels with the switches (EXP) are
 // left free: ptxas takes 117 registers for bf16 LayerNorm, no spill, and their blocks are small (128 threads at
-// 4096 x 32768); on the H100 that ran RMSNorm bf16 at 88.6 % of the copy instead of 80.5 (NOTES.md).
-template <typename T, int PPT, bool PACKED, bool WHOLE, bool EXP = false>
+// 4096 x 32768); on the H100 that ran RMSNorm bf16 at 88.6 % of the copy instead of 80.5 (NOTES.md). An aligned body
+// (kBody, odd n) takes the cap for whole rows only (the same packs and an edge pack more, no spill); its rows over
+// blocks are left free (no spill).
+template <typename T, int PPT, int LAYOUT, bool WHOLE, bool EXP = false>
 constexpr bool forward_fits_64() {
-    return PACKED && PPT * sizeof(Pack<T>) <= 64 && (WHOLE || !EXP);
+    if (LAYOUT == kPacks) return PPT * sizeof(Pack<T>) <= 64 && (WHOLE || !EXP);
+    return LAYOUT == kBody && WHOLE && PPT * sizeof(Pack<T>) <= 64;
 }
 
-template <typename T, int PPT, bool PACKED, bool WHOLE, bool RMS, bool EXP = false>
-__global__ void __launch_bounds__(kMaxThreads, min_blocks(forward_fits_64<T, PPT, PACKED, WHOLE, EXP>()))
+template <typename T, int PPT, int LAYOUT, bool WHOLE, bool RMS, bool EXP = false>
+__global__ void __launch_bounds__(kMaxThreads, min_blocks(forward_fits_64<T, PPT, LAYOUT, WHOLE, EXP>()))
     norm_forward_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b, T *__restrict__ y,
                         acc_t<T> *__restrict__ mean_out, acc_t<T> *__restrict__ rstd_out, int64_t rows, int64_t n,
                         acc_t<T> eps, Layout layout, NormStats<acc_t<T>, RMS> *stats) {
     using A = acc_t<T>;
     using St = NormStats<A, RMS>;
-    using Sl = Slice<T, PPT, PACKED>;
+    using Sl = Slice<T, PPT, LAYOUT>;
     __shared__ Exchange<St> exchange;
-    const Ctx c = make_ctx<WHOLE, EXP>(layout, n);
+    const Ctx c = Sl::locate(make_ctx<WHOLE, EXP>(layout, n), x);
     const int count = Sl::count(c);
     if constexpr (EXP) {  // experimental (rowwise_kernels.cuh)
         open_mailbox<St>(c);
@@ -59,7 +62,7 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(forward_fits_64<T, PPT
     // y = (x - mean) rstd w + b, and the compiler keeps one code path (not four, each with its own registers).
     auto param_pack = [&](Sl &p, const T *v, A absent, int k) {
         if (v != nullptr) {
-            p.template load_pack<true>(v, c, count, k);
+            p.template load_vector_pack<true>(v, c, count, k);
         } else {
             A fill[Sl::S];
 #pragma unroll
@@ -78,7 +81,7 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(forward_fits_64<T, PPT
         Sl wv, bv;
         const T *wl = in_loop(w), *bl = in_loop(b);
 #pragma unroll
-        for (int k = 0; k < PPT; ++k) {
+        for (int k = 0; k < Sl::K; ++k) {
             if (!Sl::any(count, k)) continue;
             param_pack(wv, wl, A(1), k);
             if (!RMS) param_pack(bv, bl, A(0), k);
@@ -111,14 +114,14 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(forward_fits_64<T, PPT
             Sum1 s = Sum1::empty();
             if (active) {
                 v.load(x + row * n, c, count);
-                RW_EACH(PPT, Sl::S) {
+                RW_EACH(Sl::K, Sl::S) {
                     if (Sl::valid(count, k, j)) s.v[0] += v.get(k, j);
                 }
             }
             const A mean = reduce_group(s, c, exchange_sum, parity).v[0] / A(n);
             Sum2 q = Sum2::empty();  // v[0]: sum of (x - mean)^2, v[1]: sum of (x - mean)
             if (active) {
-                RW_EACH(PPT, Sl::S) {
+                RW_EACH(Sl::K, Sl::S) {
                     if (Sl::valid(count, k, j)) {
                         const A d = v.get(k, j) - mean;
                         q.v[0] += d * d;
@@ -141,13 +144,13 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(forward_fits_64<T, PPT
                 [&] {
                     if constexpr (RMS) {
                         St s = St::empty();
-                        RW_EACH(PPT, Sl::S) {
+                        RW_EACH(Sl::K, Sl::S) {
                             if (Sl::valid(count, k, j)) s.v[0] += v.get(k, j) * v.get(k, j);
                         }
                         return s;
                     } else {  // this thread's (count, mean, M2), two passes over its registers
                         A held = A(0), sum = A(0);
-                        RW_EACH(PPT, Sl::S) {
+                        RW_EACH(Sl::K, Sl::S) {
                             if (Sl::valid(count, k, j)) {
                                 held += A(1);
                                 sum += v.get(k, j);
@@ -156,7 +159,7 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(forward_fits_64<T, PPT
                         if (held == A(0)) return St::empty();
                         const A mean = sum / held;
                         A m2 = A(0);
-                        RW_EACH(PPT, Sl::S) {
+                        RW_EACH(Sl::K, Sl::S) {
                             if (Sl::valid(count, k, j)) m2 += (v.get(k, j) - mean) * (v.get(k, j) - mean);
                         }
                         return St{held, mean, m2};
@@ -174,24 +177,24 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(forward_fits_64<T, PPT
 }
 
 // Packed whole rows: 2 packs of x and dy a thread fit 64 registers once the dweight/dbias sums live in shared memory.
-template <typename T, int PPT, bool PACKED, bool WHOLE>
+template <typename T, int PPT, int LAYOUT, bool WHOLE>
 constexpr bool backward_fits_64() {
-    return PACKED && WHOLE && PPT * sizeof(Pack<T>) <= 32;
+    return LAYOUT != kSingles && WHOLE && PPT * sizeof(Pack<T>) <= 32;
 }
 
-template <typename T, int PPT, bool PACKED, bool WHOLE, bool RMS, bool EXP = false>
-__global__ void __launch_bounds__(kMaxBackwardThreads, min_blocks(backward_fits_64<T, PPT, PACKED, WHOLE>()))
+template <typename T, int PPT, int LAYOUT, bool WHOLE, bool RMS, bool EXP = false>
+__global__ void __launch_bounds__(kMaxBackwardThreads, min_blocks(backward_fits_64<T, PPT, LAYOUT, WHOLE>()))
     norm_backward_kernel(const T *__restrict__ dy, const T *__restrict__ x, const T *__restrict__ w,
                          const acc_t<T> *__restrict__ mean_in, const acc_t<T> *__restrict__ rstd_in, T *__restrict__ dx,
                          acc_t<T> *__restrict__ partial_w, acc_t<T> *__restrict__ partial_b, int64_t rows, int64_t n,
                          Layout layout, Sums<acc_t<T>, RMS ? 1 : 2> *stats) {
     using A = acc_t<T>;
     using St = Sums<A, RMS ? 1 : 2>;
-    using Sl = Slice<T, PPT, PACKED>;
-    using Cs = ColumnSums<T, PPT, PACKED>;
+    using Sl = Slice<T, PPT, LAYOUT>;
+    using Cs = ColumnSums<T, PPT, LAYOUT>;
     __shared__ Exchange<St> exchange;
     extern __shared__ uint4 column_sums[];  // this block's dweight sums, then its dbias sums (ColumnSums)
-    const Ctx c = make_ctx<WHOLE, EXP>(layout, n);
+    const Ctx c = Sl::locate(make_ctx<WHOLE, EXP>(layout, n), x);
     const int count = Sl::count(c);
     if constexpr (EXP) open_mailbox<St>(c);  // experimental (rowwise_kernels.cuh)
     // The weight: a missing one reads as ones (one code path: g = dy w). Rows split over blocks hold it over the
@@ -200,7 +203,7 @@ __global__ void __launch_bounds__(kMaxBackwardThreads, min_blocks(backward_fits_
     Sl wheld;
     auto weight_pack = [&](Sl &p, const T *wp, int k) {
         if (wp != nullptr) {
-            p.template load_pack<true>(wp, c, count, k);
+            p.template load_vector_pack<true>(wp, c, count, k);
         } else {
             A ones[Sl::S];
 #pragma unroll
@@ -210,7 +213,7 @@ __global__ void __launch_bounds__(kMaxBackwardThreads, min_blocks(backward_fits_
     };
     if constexpr (!WHOLE) {
 #pragma unroll
-        for (int k = 0; k < PPT; ++k) weight_pack(wheld, w, k);
+        for (int k = 0; k < Sl::K; ++k) weight_pack(wheld, w, k);
     }
     Cs sum_w{reinterpret_cast<typename Cs::Vec *>(column_sums)};
     if constexpr (EXP) sum_w.base = reinterpret_cast<typename Cs::Vec *>(after_mailbox<St>());  // experimental
@@ -237,9 +240,9 @@ __global__ void __launch_bounds__(kMaxBackwardThreads, min_blocks(backward_fits_
                 Sl wv = wheld;
                 const T *wl = in_loop(w);
 #pragma unroll
-                for (int k = 0; k < PPT; ++k)
+                for (int k = 0; k < Sl::K; ++k)
                     if (WHOLE) weight_pack(wv, wl, k);
-                RW_EACH(PPT, Sl::S) {
+                RW_EACH(Sl::K, Sl::S) {
                     if (Sl::valid(count, k, j)) {
                         const A xhat = (xv.get(k, j) - mean) * rstd;
                         const A g = gv.get(k, j) * wv.get(k, j);
@@ -258,7 +261,7 @@ __global__ void __launch_bounds__(kMaxBackwardThreads, min_blocks(backward_fits_
                 Sl wv = wheld;
                 const T *wl = in_loop(w);
 #pragma unroll
-                for (int k = 0; k < PPT; ++k) {
+                for (int k = 0; k < Sl::K; ++k) {
                     if (!Sl::any(count, k)) continue;
                     if (WHOLE) weight_pack(wv, wl, k);
                     A out[Sl::S], dw[Sl::S], db[Sl::S];
@@ -277,8 +280,8 @@ __global__ void __launch_bounds__(kMaxBackwardThreads, min_blocks(backward_fits_
     });
     if (c.mode != kSplitStats) {
         if (c.R > 1) __syncthreads();  // every group's sums are in shared memory
-        if (partial_w != nullptr) sum_w.write(c, count, partial_w);
-        if (!RMS && partial_b != nullptr) sum_b.write(c, count, partial_b);
+        if (partial_w != nullptr) sum_w.write(c, count, partial_w, x);
+        if (!RMS && partial_b != nullptr) sum_b.write(c, count, partial_b, x);
     }
     if (!WHOLE) finish(c);
 }
@@ -293,16 +296,16 @@ using BackwardKernel = void (*)(const T *, const T *, const T *, const acc_t<T> 
 
 template <typename T, bool RMS>
 struct ForwardMake {
-    template <int PPT, bool PACKED, bool WHOLE, bool EXP = false>
+    template <int PPT, int LAYOUT, bool WHOLE, bool EXP = false>
     static ForwardKernel<T, RMS> get() {
-        return norm_forward_kernel<T, PPT, PACKED, WHOLE, RMS, EXP>;
+        return norm_forward_kernel<T, PPT, LAYOUT, WHOLE, RMS, EXP>;
     }
 };
 template <typename T, bool RMS>
 struct BackwardMake {
-    template <int PPT, bool PACKED, bool WHOLE, bool EXP = false>
+    template <int PPT, int LAYOUT, bool WHOLE, bool EXP = false>
     static BackwardKernel<T, RMS> get() {
-        return norm_backward_kernel<T, PPT, PACKED, WHOLE, RMS, EXP>;
+        return norm_backward_kernel<T, PPT, LAYOUT, WHOLE, RMS, EXP>;
     }
 };
 
@@ -311,7 +314,7 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
                      size_t workspace_bytes, cudaStream_t stream, bool plan_only, Plan *out) {
     using A = acc_t<T>;
     Plan p;
-    p.packed = args_packed(a, sizeof(T));
+    p.packed = row_layout(a, sizeof(T));
     const int64_t rows = a->rows, n = a->n;
     // Rows over several blocks: the next row's L2 prefetch (forward) and the mailbox in a cluster, measured best on
     // the H100 (NOTES.md, "Long rows: the switches measured").
@@ -344,9 +347,11 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
                           : pick_backward<T, BackwardKernel<T, RMS>, Make>(p.ppt, p.packed, p.mode == kWhole);
     if (kernel == nullptr) return cudaErrorInvalidValue;
     const int partials = (a->dw != nullptr) + (!RMS && a->db != nullptr);
-    // Each thread's dweight/dbias sums live in shared memory (ColumnSums): up to 64 KB a block of 512 (2 bf16 packs),
-    // over the 48 KB a launch gets unless the kernel asks for more.
-    const size_t smem_per_thread = (size_t)partials * p.ppt * Pack<T>::size * sizeof(A);
+    // Each thread's dweight/dbias sums live in shared memory (ColumnSums): up to 64 KB a block of 512 (2 bf16 packs;
+    // 80 KB for kBody, whose edge sums take 16 bytes more a thread), over the 48 KB a launch gets unless the kernel
+    // asks for more.
+    const size_t smem_per_thread =
+        (size_t)partials * (p.ppt * Pack<T>::size * sizeof(A) + (p.packed == kBody ? 16 : 0));
     if (smem_per_thread * p.block > 48 * 1024)
         CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                   (int)(smem_per_thread * p.block)));

@@ -9,8 +9,11 @@
  *     (a warp holds 32 / G rows) or a multiple of 32 up to a whole block (a block holds blockDim / G rows).
  *   - Each thread of a group holds PPT 16-byte packs of the row in registers (PPT * 8 bf16 values): the row is read
  *     once, reduced, and written from the registers. When the rows are 16-byte aligned (n * sizeof(T) a multiple of
- *     16) thread t holds packs t, t + G, t + 2G, ...; otherwise single elements t, t + G, ... (scalar loads, each
- *     still coalesced across the group): the generic path for odd n.
+ *     16) thread t holds packs t, t + G, t + 2G, ... (kPacks). Otherwise (odd n) each row is cut where its first
+ *     16-byte boundary lies: a head of fewer than 8 bf16 before it, an aligned body of whole packs held as above, and
+ *     a tail of fewer than 8 after it; threads 0, 1, ... hold one head and one tail element each (kBody). Single
+ *     elements t, t + G, ... (scalar loads, each still coalesced across the group: kSingles) remain only for what
+ *     kBody cannot take (the tensors' addresses do not line up, or groups of fewer than S threads: 8 for bf16).
  *   - A row too long for one block is split into C segments, one block each. Their partial statistics meet through
  *     distributed shared memory in a thread-block cluster (Hopper), or through global memory in a second kernel.
  *   - Blocks walk the rows (a grid-stride loop), so a grid of a few waves covers any number of rows, and each
@@ -60,13 +63,20 @@ enum Mode : int {
     kSplitApply = 3,  // ... and a second launch reads them all, merges, and writes its segment
 };
 
+// Where a thread's elements lie in a row (Slice below).
+enum RowLayout : int {
+    kSingles = 0,  // single elements t, t + G, ...: any row (the fallback)
+    kPacks = 1,    // 16-byte packs t, t + G, ...: rows 16-byte aligned (n * sizeof(T) a multiple of 16)
+    kBody = 2,     // a scalar head, aligned packs t, t + G, ... from the row's first 16-byte boundary, a scalar tail
+};
+
 // How rows map to threads, as planned on the host (plan() below) and read by every block.
 struct Layout {
     int group;        // G: threads per row (segment)
     int segments;     // C: blocks per row
     int64_t seg_len;  // elements per segment, a multiple of the pack size (the last segment may be shorter)
     int mode;         // Mode
-    int packed;       // 1: 16-byte packs; 0: single elements (rows not 16-byte aligned)
+    int packed;       // RowLayout
     int flags;        // experimental switches, ROWWISE_FLAG_* (rowwise.h), for the kernels built for them (EXP)
 };
 
@@ -77,6 +87,7 @@ struct Ctx {
     int64_t slot, slots;  // my block's (cluster's) place among the grid's row walkers, and their number
     int64_t n, seg_begin, seg_end;
     int mode, packed, flags;
+    int head, body;  // kBody only (Slice::locate): head elements before the first 16-byte boundary, body packs
 };
 
 // WHOLE: a kernel built for kWhole only (one segment a row, starting at column 0): constants the compiler folds.
@@ -98,6 +109,8 @@ __device__ inline Ctx make_ctx(const Layout &L, int64_t n) {
     c.mode = WHOLE ? (int)kWhole : L.mode;
     c.packed = L.packed;
     c.flags = WHOLE || !EXP ? 0 : L.flags;
+    c.head = 0;
+    c.body = 0;
     return c;
 }
 
@@ -183,46 +196,102 @@ struct Bits<__half> : Bits16<__half> {
 };
 
 // PPT packs of T (Pack<T>::size = S elements each, 16 bytes). Element (k, j) is element j of pack k; its column
-// depends on the layout (see the file's header): PACKED (rows 16-byte aligned) or single elements. Both are
-// compile-time choices, so the registers of a thread hold just its values.
-// Which of them lie inside the segment does not change from row to row, and they are always a prefix: offset()
-// grows with k (and with k * S + j). So one count, computed once per kernel, says which: the first `count` packs
-// (PACKED: a pack lies wholly inside, since segments are whole packs) or the first `count` elements (singles).
-template <typename T, int PPT, bool PACKED>
+// depends on the layout (RowLayout, see the file's header), a compile-time choice, so the registers of a thread hold
+// just its values. kBody adds one more pack, k = PPT, for the row's edges: element 0 is head element t (column t),
+// element 1 tail element t; its other elements are never used (the compiler drops them). K counts the packs.
+// Which elements lie inside the segment does not change from row to row (for kBody: the launcher makes every row
+// a group walks start at the same place relative to a 16-byte boundary, size_plan), so one count, computed once per
+// kernel, says which. kPacks and kSingles: a prefix, the first `count` packs (a pack lies wholly inside, since
+// segments are whole packs) or the first `count` elements. kBody: the first count & 0xff body packs, plus bit 8 if
+// this thread holds a head element and bit 9 if it holds a tail element.
+template <typename T, int PPT, int LAYOUT>
 struct Slice {
     static constexpr int S = Pack<T>::size;
     static constexpr int W = course::kPackBytes / 4;  // 32-bit words per pack
-    uint32_t w[PPT][W];
+    static constexpr int K = LAYOUT == kBody ? PPT + 1 : PPT;
+    static constexpr bool PACKED = LAYOUT != kSingles;  // body packs are 16-byte packs too
+    uint32_t w[K][W];
+
+    // kBody: where this group's rows cross their first 16-byte boundary. `rows` is any of the row tensors (x, y, dy:
+    // the launcher checked that their addresses agree modulo 16). The group's first row stands for all of them.
+    __device__ static Ctx locate(Ctx c, const T *rows) {
+        if constexpr (LAYOUT == kBody) {
+            const int64_t first = c.slot * c.R + c.g;  // may lie past the last row: only its address is taken
+            const uintptr_t address = reinterpret_cast<uintptr_t>(rows + first * c.n + c.seg_begin);
+            const int64_t h = (int64_t)((16 - (address & 15)) & 15) / (int64_t)sizeof(T);
+            const int64_t len = c.seg_end - c.seg_begin;
+            c.head = (int)(h < len ? h : len);
+            c.body = (int)((len - c.head) / S);
+        }
+        return c;
+    }
 
     // The column of element (k, j), counted from the segment's start.
     __device__ static int offset(const Ctx &c, int k, int j) {
+        if constexpr (LAYOUT == kBody) {
+            if (k < PPT) return c.head + (k * c.G + c.t) * S + j;
+            return j == 0 ? c.t : c.head + c.body * S + c.t;  // head element t, tail element t
+        }
         return PACKED ? (k * c.G + c.t) * S + j : (k * S + j) * c.G + c.t;
     }
     __device__ static int64_t column(const Ctx &c, int k, int j) {
         return c.seg_begin + offset(c, k, j);
     }
+    // kBody: the inverse of offset(). Which thread t of the group holds column `off` of the segment, and as which
+    // element e = k S + j, in a group whose rows have the head and body of c (locate).
+    __device__ static void owner(const Ctx &c, int off, int &t, int &e) {
+        const int body_end = c.head + c.body * S;
+        if (off < c.head) {
+            t = off, e = PPT * S;  // head element t: edge element 0
+        } else if (off < body_end) {
+            const int p = (off - c.head) / S;  // body pack p = k G + t
+            t = p % c.G, e = p / c.G * S + (off - c.head) % S;
+        } else {
+            t = off - body_end, e = PPT * S + 1;  // tail element t: edge element 1
+        }
+    }
     __device__ static int count(const Ctx &c) {
         const int64_t len = c.seg_end - c.seg_begin;
         int n = 0;
+        if constexpr (LAYOUT == kBody) {
 #pragma unroll
-        for (int k = 0; k < PPT; ++k)
+            for (int k = 0; k < PPT; ++k)
+                if (k * c.G + c.t < c.body) n = k + 1;
+            const int64_t tail = len - c.head - (int64_t)c.body * S;
+            if (c.t < c.head) n |= 1 << 8;
+            if (c.t < tail) n |= 1 << 9;
+        } else {
 #pragma unroll
-            for (int j = 0; j < S; ++j)
-                if (offset(c, k, j) < len) n = PACKED ? k + 1 : k * S + j + 1;
+            for (int k = 0; k < PPT; ++k)
+#pragma unroll
+                for (int j = 0; j < S; ++j)
+                    if (offset(c, k, j) < len) n = PACKED ? k + 1 : k * S + j + 1;
+        }
         return n;
     }
     __device__ static bool valid(int count, int k, int j) {
+        if constexpr (LAYOUT == kBody) {
+            if (k < PPT) return k < (count & 0xff);
+            return j < 2 && ((count >> (8 + j)) & 1);  // the edge pack: head (j = 0), tail (j = 1)
+        }
         return PACKED ? k < count : k * S + j < count;
     }
     __device__ static bool any(int count, int k) {  // pack k holds at least one element of the segment
+        if constexpr (LAYOUT == kBody) return k < PPT ? k < (count & 0xff) : (count >> 8) != 0;
         return PACKED ? k < count : k * S < count;
     }
-    // row: the row's first element (or a parameter vector such as the weight). Words outside the segment are zero
-    // (no pass reads them). Zero and not "left as they were": a word loaded under a predicate and otherwise kept
-    // would be live from one row to the next, and ptxas then holds (or spills) every such word across the row loop.
+    // row: the row's first element. Words outside the segment are zero (no pass reads them). Zero and not "left as
+    // they were": a word loaded under a predicate and otherwise kept would be live from one row to the next, and
+    // ptxas then holds (or spills) every such word across the row loop.
     __device__ void load(const T *__restrict__ row, const Ctx &c, int count) {
 #pragma unroll
-        for (int k = 0; k < PPT; ++k) load_pack<false>(row, c, count, k);
+        for (int k = 0; k < K; ++k) load_pack<false>(row, c, count, k);
+    }
+    // A parameter vector (the weight, the bias): its columns as a row's. The same as load() except for kBody, where
+    // the vector's packs start at column 0, not at the row's 16-byte boundary (load_vector_pack).
+    __device__ void load_vector(const T *__restrict__ vec, const Ctx &c, int count) {
+#pragma unroll
+        for (int k = 0; k < K; ++k) load_vector_pack<false>(vec, c, count, k);
     }
     // Pack k alone. The norms read the weight and bias this way, one pack at a time while writing, through a pointer
     // from in_loop(), where the compiler no longer sees a read-only global array: LDG asks for the read-only global
@@ -231,7 +300,17 @@ struct Slice {
     template <bool LDG>
     __device__ void load_pack(const T *__restrict__ row, const Ctx &c, int count, int k) {
         const T *segment = row + c.seg_begin;
-        if constexpr (PACKED) {
+        if constexpr (LAYOUT == kBody) {
+            // Body packs always take the read-only load (LDG.E.128.CONSTANT, as kPacks' rows get by themselves): the
+            // compiler does not pick it here, where the columns depend on the row's address (locate). The scalar
+            // edges stay plain loads (read-only ones cost 26 registers more in a 2-pack cluster backward).
+            if (k == PPT) {
+                load_edges<LDG>(segment, c, count);
+                return;
+            }
+            w[k][0] = w[k][1] = w[k][2] = w[k][3] = 0;
+            if (k < (count & 0xff)) put_words(w[k], read16<true>(segment + c.head + (k * c.G + c.t) * S));
+        } else if constexpr (PACKED) {
             uint4 q = make_uint4(0, 0, 0, 0);
             if (k < count) {
                 if constexpr (LDG)
@@ -253,11 +332,52 @@ struct Slice {
             }
         }
     }
-    // Narrows the S values `out` and writes them as pack k (PACKED: one 16-byte store) or as its elements inside the
-    // segment. The caller checks any(count, k).
+    // The same for a parameter vector. kBody: body pack k of this thread covers the vector's columns head + p S ...
+    // head + p S + S - 1 (p = k G + t), which straddle the vector's 16-byte packs p and p + 1 whenever head > 0 (the
+    // vector starts on a 16-byte boundary, the row does not). Both are read (L1 hits: the neighbours read them too)
+    // and funnel-shifted by head elements. Pack p + 1 is read whole only where it lies inside the vector; the last
+    // one may not (the sanitizer sees exact allocations), and its head elements are then read one by one.
+    template <bool LDG>
+    __device__ void load_vector_pack(const T *__restrict__ vec, const Ctx &c, int count, int k) {
+        if constexpr (LAYOUT != kBody) {
+            load_pack<LDG>(vec, c, count, k);
+        } else {
+            const T *segment = vec + c.seg_begin;
+            if (k == PPT) {
+                load_edges<LDG>(segment, c, count);
+                return;
+            }
+            w[k][0] = w[k][1] = w[k][2] = w[k][3] = 0;
+            if (k >= (count & 0xff)) return;
+            const int p = k * c.G + c.t;
+            uint32_t lo[W], hi[W] = {0, 0, 0, 0};
+            put_words(lo, read16<LDG>(segment + p * S));
+            if (c.head > 0) {
+                if ((int64_t)(p + 2) * S <= c.n - c.seg_begin) {
+                    put_words(hi, read16<LDG>(segment + (p + 1) * S));
+                } else {
+#pragma unroll
+                    for (int j = 0; j < S; ++j)
+                        if (j < c.head) Bits<T>::set_raw(hi, j, read1<LDG>(segment + (p + 1) * S + j));
+                }
+            }
+            shift_words(w[k], lo, hi, c.head * (int)sizeof(T));
+        }
+    }
+    // Narrows the S values `out` and writes them as pack k (one 16-byte store) or as its elements inside the
+    // segment (kSingles, and the edge pack of kBody). The caller checks any(count, k).
     __device__ static void store(T *__restrict__ row, const Ctx &c, int count, int k, const acc_t<T> (&out)[S]) {
         T *segment = row + c.seg_begin;
-        if constexpr (PACKED) {
+        if constexpr (LAYOUT == kBody) {
+            if (k == PPT) {
+                if (valid(count, k, 0)) segment[offset(c, k, 0)] = from_acc<T>(out[0]);
+                if (valid(count, k, 1)) segment[offset(c, k, 1)] = from_acc<T>(out[1]);
+            } else {
+                uint32_t q[W];
+                Bits<T>::put(q, out);
+                *reinterpret_cast<uint4 *>(segment + offset(c, k, 0)) = make_uint4(q[0], q[1], q[2], q[3]);
+            }
+        } else if constexpr (PACKED) {
             uint32_t q[W];
             Bits<T>::put(q, out);
             *reinterpret_cast<uint4 *>(segment + (k * c.G + c.t) * S) = make_uint4(q[0], q[1], q[2], q[3]);
@@ -275,9 +395,52 @@ struct Slice {
     // before the reduction live across it.
     __device__ void refresh() {
 #pragma unroll
-        for (int k = 0; k < PPT; ++k)
+        for (int k = 0; k < K; ++k)
 #pragma unroll
             for (int i = 0; i < W; ++i) asm volatile("" : "+r"(w[k][i]));
+    }
+
+   private:
+    template <bool LDG>
+    __device__ static uint4 read16(const T *__restrict__ p) {
+        if constexpr (LDG)
+            return __ldg(reinterpret_cast<const uint4 *>(p));
+        else
+            return *reinterpret_cast<const uint4 *>(p);
+    }
+    template <bool LDG>
+    __device__ static T read1(const T *__restrict__ p) {
+        if constexpr (LDG)
+            return __ldg(p);
+        else
+            return *p;
+    }
+    __device__ static void put_words(uint32_t *words, uint4 q) {
+        words[0] = q.x, words[1] = q.y, words[2] = q.z, words[3] = q.w;
+    }
+    // kBody's edge pack: head element t and tail element t, each a scalar load where this thread holds one.
+    template <bool LDG>
+    __device__ void load_edges(const T *segment, const Ctx &c, int count) {
+#pragma unroll
+        for (int i = 0; i < W; ++i) w[PPT][i] = 0;
+#pragma unroll
+        for (int j = 0; j < 2; ++j)
+            if (valid(count, PPT, j)) Bits<T>::set_raw(w[PPT], j, read1<LDG>(segment + offset(c, PPT, j)));
+    }
+    // out = the 16 bytes that start `bytes` bytes into lo:hi (little-endian, so a right shift of the 32 bytes). By
+    // whole words first (by 2, then by 1: selects, as `bytes` is known only at run time), then by the 16 bits a bf16
+    // or half may leave (a funnel shift takes bits from the next word; a shift of 0 returns the first word).
+    __device__ static void shift_words(uint32_t *out, const uint32_t *lo, const uint32_t *hi, int bytes) {
+        uint32_t v[2 * W];
+#pragma unroll
+        for (int i = 0; i < W; ++i) v[i] = lo[i], v[W + i] = hi[i];
+        const int words = bytes >> 2, bits = (bytes & 3) * 8;
+#pragma unroll
+        for (int i = 0; i + 2 < 2 * W; ++i) v[i] = (words & 2) ? v[i + 2] : v[i];
+#pragma unroll
+        for (int i = 0; i + 1 < 2 * W; ++i) v[i] = (words & 1) ? v[i + 1] : v[i];
+#pragma unroll
+        for (int i = 0; i < W; ++i) out[i] = __funnelshift_r(v[i], v[i + 1], bits);
     }
 };
 
@@ -488,9 +651,10 @@ __device__ inline uint4 *after_mailbox() {
 // thread reads only what it copied itself: cp.async.wait_all is all the synchronisation there is). Packed rows only.
 template <typename Sl>
 struct Staging;
-template <typename T, int PPT, bool PACKED>
-struct Staging<Slice<T, PPT, PACKED>> {
-    static constexpr bool kApplies = PACKED;  // 16-byte packs, a segment of whole packs at a 16-byte boundary
+template <typename T, int PPT, int LAYOUT>
+struct Staging<Slice<T, PPT, LAYOUT>> {
+    // 16-byte packs, a segment of whole packs at a 16-byte boundary: kPacks only (not kBody's edges, nor kSingles)
+    static constexpr bool kApplies = LAYOUT == kPacks;
     __device__ static uint4 *slot(uint4 *stage, int parity, int k) {  // a warp's slots side by side: no bank conflict
         return stage + (parity * PPT + k) * blockDim.x + threadIdx.x;
     }
@@ -502,7 +666,7 @@ struct Staging<Slice<T, PPT, PACKED>> {
             if (k >= count) continue;
             const uint32_t to = (uint32_t)__cvta_generic_to_shared(slot(stage, parity, k));
             asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to),
-                         "l"(__cvta_generic_to_global(row + Slice<T, PPT, PACKED>::column(c, k, 0)))
+                         "l"(__cvta_generic_to_global(row + Slice<T, PPT, LAYOUT>::column(c, k, 0)))
                          : "memory");
         }
 #else
@@ -511,7 +675,7 @@ struct Staging<Slice<T, PPT, PACKED>> {
     }
     // Waits for this thread's copies, then reads its slots of set `parity` into v (zeros past `count`, as
     // Slice::load).
-    __device__ static void read(Slice<T, PPT, PACKED> &v, int count, uint4 *stage, int parity) {
+    __device__ static void read(Slice<T, PPT, LAYOUT> &v, int count, uint4 *stage, int parity) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
         asm volatile("cp.async.wait_all;" ::: "memory");
 #endif
@@ -691,17 +855,19 @@ __device__ inline void process_row(const Ctx &c, int64_t row, bool active, int p
 // shared memory rather than registers (32 registers fewer for 2 bf16 packs of dweight and dbias). A thread reads and
 // writes only its own slots, so no barrier is needed until the end. Slots are 16-byte vectors of V sums (V = 4 floats,
 // 2 doubles): vector q of thread i sits at q * blockDim + i, so one LDS.128 / STS.128 moves V sums and a warp's
-// threads touch consecutive vectors (no bank conflict).
-template <typename T, int PPT, bool PACKED>
+// threads touch consecutive vectors (no bank conflict). kBody: one vector more, for the edge pack's two elements (the
+// head and the tail element a thread may hold).
+template <typename T, int PPT, int LAYOUT>
 struct ColumnSums {
     using A = acc_t<T>;
+    using Sl = Slice<T, PPT, LAYOUT>;
     static constexpr int S = Pack<T>::size;
     static constexpr int V = 16 / (int)sizeof(A);
-    static constexpr int kVectors = PPT * S / V;  // per thread
+    static constexpr int kVectors = PPT * S / V + (LAYOUT == kBody ? 1 : 0);  // per thread
     struct alignas(16) Vec {
         A v[V];
     };
-    static_assert(S % V == 0, "a pack holds whole vectors of sums");
+    static_assert(S % V == 0 && V >= 2, "a pack holds whole vectors of sums; a vector holds the two edge sums");
     Vec *base;  // kVectors * blockDim vectors: this block's slots of one gradient
 
     __device__ Vec &slot(int q, int thread) const {
@@ -713,8 +879,18 @@ struct ColumnSums {
 #pragma unroll
             for (int i = 0; i < V; ++i) slot(q, threadIdx.x).v[i] = A(0);
     }
-    // Adds the S values of pack k (elements outside the segment add zero: their words are zero).
+    // Adds the S values of pack k (elements outside the segment add zero: their words are zero). kBody's edge pack
+    // (k = PPT) adds its elements 0 and 1 (head, tail) to the last vector.
     __device__ void add(int k, const A (&values)[S]) const {
+        if constexpr (LAYOUT == kBody) {
+            if (k == PPT) {
+                Vec s = slot(PPT * S / V, threadIdx.x);
+                s.v[0] += values[0];
+                s.v[1] += values[1];
+                slot(PPT * S / V, threadIdx.x) = s;
+                return;
+            }
+        }
 #pragma unroll
         for (int q = 0; q < S / V; ++q) {
             Vec s = slot(k * (S / V) + q, threadIdx.x);
@@ -725,18 +901,41 @@ struct ColumnSums {
     }
     // The block's sums, as partial[slot][column]. A block whose groups each held a row adds the groups' slots in
     // group order (the first group's threads do it), so the bits do not depend on timing. Call after a barrier when
-    // the block holds more than one group (c.R > 1).
-    __device__ void write(const Ctx &c, int count, A *partial) const {
-        using Sl = Slice<T, PPT, PACKED>;
+    // the block holds more than one group (c.R > 1). rows: a row tensor, for kBody (Slice::locate).
+    __device__ void write(const Ctx &c, int count, A *partial, const T *rows) const {
         if (c.g != 0) return;
         A *out = partial + c.slot * c.n;
-        RW_EACH(PPT, S) {
-            if (!Sl::valid(count, k, j)) continue;
-            const int e = k * S + j;
-            A total = slot(e / V, c.t).v[e % V];
+        if constexpr (LAYOUT == kBody) {
+            // Each group's rows have their own head (the group's first row's place relative to 16 bytes), so a column
+            // sits in another thread and element in each group: Slice::owner finds it. Element e = k S + j of the
+            // edge pack (k = PPT, j < 2) is element j of the last vector, as e / V and e % V say.
 #pragma unroll 1  // once per block: compact code
-            for (int g = 1; g < c.R; ++g) total += slot(e / V, g * c.G + c.t).v[e % V];
-            out[Sl::column(c, k, j)] = total;
+            for (int e = 0; e < Sl::K * S; ++e) {
+                const int k = e / S, j = e % S;
+                if (!Sl::valid(count, k, j)) continue;
+                const int off = Sl::offset(c, k, j);
+                A total = slot(e / V, c.t).v[e % V];
+#pragma unroll 1
+                for (int g = 1; g < c.R; ++g) {
+                    Ctx other = c;
+                    other.g = g;
+                    other = Sl::locate(other, rows);
+                    int t, f;
+                    Sl::owner(other, off, t, f);
+                    total += slot(f / V, g * c.G + t).v[f % V];
+                }
+                out[c.seg_begin + off] = total;
+            }
+        } else {
+            (void)rows;
+            RW_EACH(PPT, S) {
+                if (!Sl::valid(count, k, j)) continue;
+                const int e = k * S + j;
+                A total = slot(e / V, c.t).v[e % V];
+#pragma unroll 1  // once per block: compact code
+                for (int g = 1; g < c.R; ++g) total += slot(e / V, g * c.G + c.t).v[e % V];
+                out[Sl::column(c, k, j)] = total;
+            }
         }
     }
 };
@@ -762,16 +961,21 @@ __global__ void __launch_bounds__(1024)
 }
 
 // ---- which instantiation a launch takes ---------------------------------------------------------------------------
-// Make::get<PPT, PACKED, WHOLE>() names one kernel. Built: forward 2 and 4 packs per thread (float32 also 8: 16
+// Make::get<PPT, LAYOUT, WHOLE>() names one kernel. Built: forward 2 and 4 packs per thread (float32 also 8: 16
 // blocks of a cluster then hold 2^18 elements), backward 1 and 2; float64 one size (forward 2, backward 1); each
-// packed or not, for kWhole only (WHOLE) or for the other modes. nullptr for a pack count not built.
+// in the three row layouts, for kWhole only (WHOLE) or for the other modes. nullptr for a pack count not built.
+template <typename K, typename Make, int PPT, int LAYOUT>
+K pick_mode(bool whole) {
+    return whole ? Make::template get<PPT, LAYOUT, true>() : Make::template get<PPT, LAYOUT, false>();
+}
 template <typename K, typename Make, int PPT>
-K pick_layout(bool packed, bool whole) {
-    if (packed) return whole ? Make::template get<PPT, true, true>() : Make::template get<PPT, true, false>();
-    return whole ? Make::template get<PPT, false, true>() : Make::template get<PPT, false, false>();
+K pick_layout(int packed, bool whole) {
+    if (packed == kPacks) return pick_mode<K, Make, PPT, kPacks>(whole);
+    if (packed == kBody) return pick_mode<K, Make, PPT, kBody>(whole);
+    return pick_mode<K, Make, PPT, kSingles>(whole);
 }
 template <typename T, typename K, typename Make>
-K pick_forward(int ppt, bool packed, bool whole) {
+K pick_forward(int ppt, int packed, bool whole) {
     if (ppt == 2) return pick_layout<K, Make, 2>(packed, whole);
     if constexpr (sizeof(T) != 8) {
         if (ppt == 4) return pick_layout<K, Make, 4>(packed, whole);
@@ -782,7 +986,7 @@ K pick_forward(int ppt, bool packed, bool whole) {
     return nullptr;
 }
 template <typename T, typename K, typename Make>
-K pick_backward(int ppt, bool packed, bool whole) {
+K pick_backward(int ppt, int packed, bool whole) {
     if (ppt == 1) return pick_layout<K, Make, 1>(packed, whole);
     if constexpr (sizeof(T) != 8) {
         if (ppt == 2) return pick_layout<K, Make, 2>(packed, whole);
@@ -795,10 +999,10 @@ K pick_backward(int ppt, bool packed, bool whole) {
 template <typename T, typename K, typename Make>
 K pick_experimental_forward(int ppt) {
     if constexpr (std::is_same<T, float>::value || std::is_same<T, __nv_bfloat16>::value) {
-        if (ppt == 2) return Make::template get<2, true, false, true>();
-        if (ppt == 4) return Make::template get<4, true, false, true>();
+        if (ppt == 2) return Make::template get<2, kPacks, false, true>();
+        if (ppt == 4) return Make::template get<4, kPacks, false, true>();
         if constexpr (sizeof(T) == 4) {
-            if (ppt == 8) return Make::template get<8, true, false, true>();
+            if (ppt == 8) return Make::template get<8, kPacks, false, true>();
         }
     }
     (void)ppt;
@@ -807,8 +1011,8 @@ K pick_experimental_forward(int ppt) {
 template <typename T, typename K, typename Make>
 K pick_experimental_backward(int ppt) {
     if constexpr (std::is_same<T, float>::value || std::is_same<T, __nv_bfloat16>::value) {
-        if (ppt == 1) return Make::template get<1, true, false, true>();
-        if (ppt == 2) return Make::template get<2, true, false, true>();
+        if (ppt == 1) return Make::template get<1, kPacks, false, true>();
+        if (ppt == 2) return Make::template get<2, kPacks, false, true>();
     }
     (void)ppt;
     return nullptr;
@@ -816,10 +1020,11 @@ K pick_experimental_backward(int ppt) {
 
 // ---- the host's plan of a launch ---------------------------------------------------------------------------------
 struct Plan {
-    int mode = kWhole, ppt = 4, block = 256, group = 32, segments = 1, packed = 1;
+    int mode = kWhole, ppt = 4, block = 256, group = 32, segments = 1, packed = kPacks;  // packed: RowLayout
     int waves = 0;  // most waves of row walkers in the grid (tuning); 0: kForwardWaves or kBackwardWaves
     int flags = 0;  // experimental switches (tuning), less those that do not apply to the launch (size_plan)
     int64_t seg_len = 0, grid = 1, slots = 1;
+    int64_t phase_rows = 1;    // kBody: rows after which a row starts at the same place relative to 16 bytes
     size_t smem = 0;           // dynamic shared memory per block
     size_t stats_bytes = 0;    // split modes: rows x C statistics
     size_t partial_bytes = 0;  // backward: one [slots][n] array of partial sums per wanted gradient
@@ -859,6 +1064,10 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
                 int defaults = 0) {
     constexpr int S = Pack<T>::size;
     const int max_group = backward ? kMaxBackwardThreads : kMaxThreads;
+    // kBody: row r starts r * n * sizeof(T) bytes after row 0, so the place of its first 16-byte boundary repeats
+    // every phase_rows rows (8 for bf16 and odd n, 4 for float32, 1 when rows are aligned).
+    p->phase_rows = 1;
+    while (p->phase_rows * n * (int64_t)sizeof(T) % 16 != 0) p->phase_rows *= 2;
     // Forward 4 packs per thread, backward 2 (two rows in registers). On the H100, 2 packs for bf16 forwards (half
     // the registers, twice the occupancy) ran slower than 4 at every shape: bytes in flight per thread won (NOTES.md).
     int ppt = tuning && tuning->packs_per_thread ? tuning->packs_per_thread : (backward ? 2 : 4);
@@ -879,6 +1088,7 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
         const int groups = target / p->group > 1 ? target / p->group : 1;
         p->block = groups * p->group;
         if (p->block > max_group) p->block = p->group;
+        if (p->packed == kBody && p->group < S) p->packed = kSingles;  // the edges need S threads (head, tail < S)
         return true;
     }
     // A row over C blocks. Forward rows that would need more blocks than a cluster holds take more packs per thread
@@ -917,7 +1127,7 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
     p->mode = cluster ? kCluster : kSplitStats;
     // The experimental switches that apply (rowwise.h): rows over several blocks in 16-byte packs; staged rows in the
     // forward only. A plan with any takes the kernels built for them (pick_experimental_*), which REBUILT names.
-    if (!p->packed) p->flags = 0;
+    if (p->packed != kPacks) p->flags = 0;
     if (backward) p->flags &= ~ROWWISE_FLAG_STAGE_NEXT;
     if (p->flags) p->flags |= ROWWISE_FLAG_REBUILT;
     return true;
@@ -956,6 +1166,17 @@ cudaError_t active_clusters(Kernel kernel, const Plan &p, int *clusters) {
     return cudaOccupancyMaxActiveClusters(clusters, kernel, &config);
 }
 
+// kBody: the rows a group walks (one every slots * R rows) must all start at the same place relative to a 16-byte
+// boundary, the place Slice::locate finds from the group's first row; then a thread holds the same columns in every
+// row (the weight's gradient sums them per fixed column). So slots * R is made a multiple of phase_rows. Not needed
+// when no group gets a second row.
+inline int64_t body_walkers(const Plan &p, int64_t walkers, int groups, int64_t rows) {
+    if (p.packed != kBody || walkers * groups >= rows) return walkers;
+    int64_t m = p.phase_rows;
+    for (int g = groups; m > 1 && g % 2 == 0; g /= 2) m /= 2;  // phase_rows / gcd(phase_rows, R): powers of two
+    return walkers / m * m > m ? walkers / m * m : m;
+}
+
 // Grid size, shared memory and workspace of a plan whose row layout shape_plan chose. A cluster plan that the GPU
 // cannot hold (no cluster of that size fits) becomes a split plan when the version was left to choose (AUTO).
 // backward_smem_per_thread: the dynamic shared memory a backward block needs per thread (the norms keep each thread's
@@ -978,9 +1199,11 @@ cudaError_t size_plan(Kernel kernel, int version, int backward, int64_t rows, in
     // softmax backward 8 % (NOTES.md, "Whole rows: a block per row group").
     const bool every_row = p->waves == 0 && p->mode == kWhole && !(backward && partials > 0);
     // The grid: `walkers` blocks (clusters) of C blocks each, within the 2^31 - 1 blocks a launch may have.
-    const auto grid_of = [p](int64_t walkers) {
+    // kBody: body_walkers keeps every row a group walks at one 16-byte phase (aligned rows: the same walkers).
+    const auto grid_of = [p, groups, rows](int64_t walkers) {
         const int64_t most = 2147483647 / p->segments;
-        return (walkers < 1 ? 1 : walkers < most ? walkers : most) * p->segments;
+        walkers = body_walkers(*p, walkers < most ? walkers : most, groups, rows);
+        return (walkers < 1 ? 1 : walkers) * p->segments;
     };
     if (p->mode == kCluster) {
         int clusters = 0;
@@ -1055,14 +1278,28 @@ inline bool args_packed(const rowwise_args *a, size_t element) {
            aligned16(a->y);
 }
 
+// The row layout for these tensors (RowLayout). kPacks when every row is 16-byte aligned. Otherwise kBody when the
+// row tensors (x, dy, y) lie alike modulo 16 bytes, so that a row's first 16-byte boundary is at the same column in
+// each of them, and the weight and bias start on a 16-byte boundary; else single elements. (shape_plan may still
+// turn kBody into kSingles: groups of fewer than S threads.)
+inline int row_layout(const rowwise_args *a, size_t element) {
+    if (args_packed(a, element)) return kPacks;
+    const uintptr_t phase = reinterpret_cast<uintptr_t>(a->x) & 15;
+    const auto alike = [&](const void *p) { return p == nullptr || (reinterpret_cast<uintptr_t>(p) & 15) == phase; };
+    if (phase % element == 0 && alike(a->dy) && alike(a->y) && aligned16(a->w) && aligned16(a->b)) return kBody;
+    return kSingles;
+}
+
 // A plan's text (rowwise_describe).
 inline void describe(const Plan &p, char *text, size_t bytes) {
     static const char *names[] = {"registers", "cluster", "split", "split"};
+    static const char *layouts[] = {" (as single elements)", "",
+                                    " (from each row's first 16-byte boundary, a scalar head and tail)"};
     snprintf(text, bytes,
              "%s: %d threads per row, %d packs of 16 bytes per thread%s, %d block%s per row, "
              "%d-thread blocks, %lld blocks",
-             names[p.mode], p.group, p.ppt, p.packed ? "" : " (as single elements)", p.segments,
-             p.segments > 1 ? "s" : "", p.block, (long long)p.grid);
+             names[p.mode], p.group, p.ppt, layouts[p.packed], p.segments, p.segments > 1 ? "s" : "", p.block,
+             (long long)p.grid);
     if (p.flags) {  // the switches the launch takes (rowwise.h, ROWWISE_FLAG_*)
         const size_t used = strlen(text);
         snprintf(text + used, bytes > used ? bytes - used : 0, "; switches:%s%s%s%s",

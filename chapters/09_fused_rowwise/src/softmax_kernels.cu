@@ -77,15 +77,24 @@ __global__ void __launch_bounds__(256)
 }
 
 // ---- versions 3-5 ------------------------------------------------------------------------------------------------
-template <typename T, int PPT, bool PACKED, bool WHOLE, bool EXP = false>
-__global__ void __launch_bounds__(kMaxThreads, min_blocks(PACKED && PPT * sizeof(Pack<T>) <= 64))
+// At most 64 registers (min_blocks) where ptxas reports no spill then: packed rows up to 4 packs; an aligned body
+// (kBody, odd n) in 16- and 32-bit types for whole rows up to 4 packs and rows split over blocks up to 2 (4-pack
+// cluster kernels and float64 spilled 16-100 bytes at 64: NOTES.md, "Odd N").
+template <typename T, int PPT, int LAYOUT, bool WHOLE>
+constexpr bool softmax_forward_fits_64() {
+    if (LAYOUT == kPacks) return PPT * sizeof(Pack<T>) <= 64;
+    return LAYOUT == kBody && sizeof(T) != 8 && PPT * sizeof(Pack<T>) <= (WHOLE ? 64 : 32);
+}
+
+template <typename T, int PPT, int LAYOUT, bool WHOLE, bool EXP = false>
+__global__ void __launch_bounds__(kMaxThreads, min_blocks(softmax_forward_fits_64<T, PPT, LAYOUT, WHOLE>()))
     softmax_forward_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t n, Layout layout,
                            MaxSum<acc_t<T>> *stats) {
     using A = acc_t<T>;
     using St = MaxSum<A>;
-    using Sl = Slice<T, PPT, PACKED>;
+    using Sl = Slice<T, PPT, LAYOUT>;
     __shared__ Exchange<St> exchange;
-    const Ctx c = make_ctx<WHOLE, EXP>(layout, n);
+    const Ctx c = Sl::locate(make_ctx<WHOLE, EXP>(layout, n), x);
     const int count = Sl::count(c);
     if constexpr (EXP) {  // experimental (rowwise_kernels.cuh)
         open_mailbox<St>(c);
@@ -97,12 +106,12 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(PACKED && PPT * sizeof
             c, row, active, parity, exchange, stats, [&] { load_row<St>(v, x, row, rows, c, count, parity); },
             [&] {  // this thread's own pair: its max, then its sum of exp(x - max)
                 A m = A(-INFINITY);
-                RW_EACH(PPT, Sl::S) {
+                RW_EACH(Sl::K, Sl::S) {
                     if (Sl::valid(count, k, j)) m = fmax(m, v.get(k, j));
                 }
                 A s = A(0);
                 if (m != A(-INFINITY)) {
-                    RW_EACH(PPT, Sl::S) {
+                    RW_EACH(Sl::K, Sl::S) {
                         if (Sl::valid(count, k, j)) s += exp_acc(v.get(k, j) - m);
                     }
                 }
@@ -112,7 +121,7 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(PACKED && PPT * sizeof
                 const A inverse = A(1) / total.sum;
                 v.refresh();
 #pragma unroll
-                for (int k = 0; k < PPT; ++k) {
+                for (int k = 0; k < Sl::K; ++k) {
                     if (!Sl::any(count, k)) continue;
                     A out[Sl::S];
 #pragma unroll
@@ -124,15 +133,15 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(PACKED && PPT * sizeof
     if (!WHOLE) finish(c);
 }
 
-template <typename T, int PPT, bool PACKED, bool WHOLE, bool EXP = false>
+template <typename T, int PPT, int LAYOUT, bool WHOLE, bool EXP = false>
 __global__ void __launch_bounds__(kMaxBackwardThreads)
     softmax_backward_kernel(const T *__restrict__ y, const T *__restrict__ dy, T *__restrict__ dx, int64_t rows,
                             int64_t n, Layout layout, Sums<acc_t<T>, 1> *stats) {
     using A = acc_t<T>;
     using St = Sums<A, 1>;
-    using Sl = Slice<T, PPT, PACKED>;
+    using Sl = Slice<T, PPT, LAYOUT>;
     __shared__ Exchange<St> exchange;
-    const Ctx c = make_ctx<WHOLE, EXP>(layout, n);
+    const Ctx c = Sl::locate(make_ctx<WHOLE, EXP>(layout, n), y);
     const int count = Sl::count(c);
     if constexpr (EXP) open_mailbox<St>(c);  // experimental (rowwise_kernels.cuh)
     for_each_row(c, rows, [&](int64_t row, bool active, int parity) {
@@ -149,7 +158,7 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
             },
             [&] {
                 St s = St::empty();
-                RW_EACH(PPT, Sl::S) {
+                RW_EACH(Sl::K, Sl::S) {
                     if (Sl::valid(count, k, j)) s.v[0] += yv.get(k, j) * gv.get(k, j);
                 }
                 return s;
@@ -158,7 +167,7 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
                 yv.refresh();
                 gv.refresh();
 #pragma unroll
-                for (int k = 0; k < PPT; ++k) {
+                for (int k = 0; k < Sl::K; ++k) {
                     if (!Sl::any(count, k)) continue;
                     A out[Sl::S];
 #pragma unroll
@@ -178,16 +187,16 @@ using BackwardKernel = void (*)(const T *, const T *, T *, int64_t, int64_t, Lay
 
 template <typename T>
 struct ForwardMake {
-    template <int PPT, bool PACKED, bool WHOLE, bool EXP = false>
+    template <int PPT, int LAYOUT, bool WHOLE, bool EXP = false>
     static ForwardKernel<T> get() {
-        return softmax_forward_kernel<T, PPT, PACKED, WHOLE, EXP>;
+        return softmax_forward_kernel<T, PPT, LAYOUT, WHOLE, EXP>;
     }
 };
 template <typename T>
 struct BackwardMake {
-    template <int PPT, bool PACKED, bool WHOLE, bool EXP = false>
+    template <int PPT, int LAYOUT, bool WHOLE, bool EXP = false>
     static BackwardKernel<T> get() {
-        return softmax_backward_kernel<T, PPT, PACKED, WHOLE, EXP>;
+        return softmax_backward_kernel<T, PPT, LAYOUT, WHOLE, EXP>;
     }
 };
 
@@ -196,7 +205,7 @@ template <typename T>
 cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const rowwise_tuning *tuning, void *workspace,
                         size_t workspace_bytes, cudaStream_t stream, bool plan_only, Plan *out) {
     Plan p;
-    p.packed = args_packed(a, sizeof(T));
+    p.packed = row_layout(a, sizeof(T));
     const int64_t rows = a->rows, n = a->n;
     if (version == ROWWISE_NAIVE || version == ROWWISE_WARP_ONLINE) {  // forward only (rowwise_unsupported)
         p.mode = kWhole;
