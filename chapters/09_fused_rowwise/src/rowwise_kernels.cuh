@@ -1077,18 +1077,28 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
     p->ppt = ppt;
     const int64_t per_thread = (int64_t)ppt * S;
     const int64_t need = ceil_div(n, per_thread);
-    const bool fits = need <= max_group;
+    const auto group_for = [](int64_t threads) {
+        return threads <= kWarp ? next_pow2(threads) : (int)round_up(threads, kWarp);
+    };
+    // kBody (odd n): a whole row's group needs threads for the body's packs only, at most n / S of them (its head and
+    // tail elements go to threads 0 .. S - 2 besides): bf16 rows of 4097 take 128 threads at 4 packs, as rows of 4096
+    // do, not 160, and float32 backward rows of 4097 fit a block of 512 when the version is left to choose. The head
+    // and tail need at least S threads; where even the single-element group is smaller (short rows), single elements.
+    const int64_t body_need = ceil_div(n / S, ppt);
+    const int body_group = group_for(body_need) > S ? group_for(body_need) : S;
+    const bool body = p->packed == kBody && body_group <= group_for(need);
+    const bool fits = need <= max_group || (version == ROWWISE_AUTO && body && body_group <= max_group);
     if (version == ROWWISE_REGISTERS || (version == ROWWISE_AUTO && fits)) {
         if (!fits) return false;
         p->mode = kWhole;
         p->segments = 1;
         p->seg_len = n;
-        p->group = need <= kWarp ? next_pow2(need) : (int)round_up(need, kWarp);
+        p->group = body ? body_group : group_for(need);
         const int target = tuning && tuning->block_threads ? tuning->block_threads : (backward ? 512 : 256);
         const int groups = target / p->group > 1 ? target / p->group : 1;
         p->block = groups * p->group;
         if (p->block > max_group) p->block = p->group;
-        if (p->packed == kBody && p->group < S) p->packed = kSingles;  // the edges need S threads (head, tail < S)
+        if (p->packed == kBody && !body) p->packed = kSingles;
         return true;
     }
     // A row over C blocks. Forward rows that would need more blocks than a cluster holds take more packs per thread
