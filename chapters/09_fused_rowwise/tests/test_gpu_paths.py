@@ -1,5 +1,6 @@
 """Every kernel of the GPU ladder on awkward sizes: short rows (several per warp), rows of a block, long rows over a
-cluster or two launches, odd n (the single-element path), and the tuning knobs the bench explores."""
+cluster or two launches, odd n (an aligned body with a scalar head and tail per row), and the tuning knobs the bench
+explores."""
 
 from __future__ import annotations
 
@@ -167,6 +168,10 @@ def test_describe_names_the_launch():
     assert describe(torch.randn(2, 1 << 18, device="cuda", dtype=torch.bfloat16), "softmax").startswith("cluster: ")
     assert describe(x, "softmax", version=5).startswith("split: ")
     assert describe(x, "softmax", version=2).startswith("warp online")
+    odd = torch.randn(16, 4097, device="cuda", dtype=torch.bfloat16)
+    assert "16-byte boundary" in describe(odd, "softmax")
+    assert "16-byte boundary" in describe(odd, "layer_norm", backward=True)
+    assert "single elements" in describe(torch.randn(16, 7, device="cuda", dtype=torch.bfloat16), "softmax")
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
@@ -202,3 +207,31 @@ def test_whole_rows_walked_or_not_give_the_same_bits(op, dtype):
         want = _backward(op, want[0], dy, x, w, want, 0, [])
         got = _backward(op, got[0], dy, x, w, got, 0, walk)
         torch.testing.assert_close(got[0], want[0], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("n", [255, 1025, 4097])
+@pytest.mark.parametrize("op", ["layer_norm", "rms_norm"])
+def test_odd_rows_many_per_block_with_gradients(op, n, dtype, small):
+    """Odd n, more rows than the grid has row walkers: each group walks several rows, which all start at the same
+    place relative to a 16-byte boundary (the launcher's phase_rows), so dweight and dbias sum fixed columns. At 255
+    and 1025 a block holds several groups whose rows start at different places: the block's sums add each column
+    from the thread that held it in each group (ColumnSums::write)."""
+    rows = 600 if small else 3000
+    x = inputs((rows, n), dtype, "cuda")
+    w, b = params(n, dtype, "cuda")
+    dy = inputs((rows, n), dtype, "cuda", seed=3)
+    ours = [t.clone().requires_grad_() for t in (x, w, b)]
+    theirs = [t.double().cpu().requires_grad_() for t in (x, w, b)]
+    if op == "layer_norm":
+        layer_norm(*ours, 1e-5).backward(dy)
+        torch.nn.functional.layer_norm(theirs[0], (n,), theirs[1], theirs[2], 1e-5).backward(dy.double().cpu())
+    else:
+        rms_norm(ours[0], ours[1], 1e-5).backward(dy)
+        torch.nn.functional.rms_norm(theirs[0], (n,), theirs[1], 1e-5).backward(dy.double().cpu())
+    tol = 1e-4 if dtype == torch.float32 else 2e-2
+    for got, want in zip(ours, theirs):
+        if want.grad is None:
+            continue
+        scale = want.grad.abs().max().item()
+        torch.testing.assert_close(got.grad.double().cpu() / scale, want.grad / scale, rtol=tol, atol=tol)
