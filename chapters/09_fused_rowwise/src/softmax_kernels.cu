@@ -141,7 +141,9 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
     using St = Sums<A, 1>;
     using Sl = Slice<T, PPT, LAYOUT>;
     __shared__ Exchange<St> exchange;
-    const Ctx c = Sl::locate(make_ctx<WHOLE, EXP>(layout, n), y);
+    // Only kBody goes through Slice::locate: for 16-byte rows it changes nothing, yet the call alone had the compiler
+    // build main's float32 1-pack kernel with the switches differently (54 registers instead of 56).
+    const Ctx c = LAYOUT == kBody ? Sl::locate(make_ctx<WHOLE, EXP>(layout, n), y) : make_ctx<WHOLE, EXP>(layout, n);
     const int count = Sl::count(c);
     if constexpr (EXP) open_mailbox<St>(c);  // experimental (rowwise_kernels.cuh)
     for_each_row(c, rows, [&](int64_t row, bool active, int parity) {
