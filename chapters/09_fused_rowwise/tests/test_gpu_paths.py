@@ -188,6 +188,20 @@ def test_long_rows_take_the_switches_by_default(op, dtype):
         assert ("mailbox" in text) == (dtype != torch.float16), text
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("op", ["softmax", "layer_norm", "rms_norm"])
+def test_odd_long_rows_take_no_switches(op, dtype):
+    """The switches' kernels are built for 16-byte rows only: odd rows over a cluster take the aligned body without
+    them (the kernels before the switches)."""
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("thread-block clusters need compute capability 9.0")
+    x = torch.empty(2, 32769, device="cuda", dtype=dtype)
+    for backward in (False, True):
+        text = describe(x, op, backward=backward)
+        assert text.startswith("cluster:"), text
+        assert "16-byte boundary" in text and "switches" not in text, text
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
 @pytest.mark.parametrize("op", ["softmax", "layer_norm", "rms_norm"])
 def test_whole_rows_walked_or_not_give_the_same_bits(op, dtype):
