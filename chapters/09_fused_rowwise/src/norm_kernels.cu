@@ -349,12 +349,10 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     const int partials = (a->dw != nullptr) + (!RMS && a->db != nullptr);
     // Each thread's dweight/dbias sums live in shared memory (ColumnSums): up to 64 KB a block of 512 (2 bf16 packs;
     // 80 KB for kBody, whose edge sums take 16 bytes more a thread), over the 48 KB a launch gets unless the kernel
-    // asks for more.
+    // asks for more (allow_shared).
     const size_t smem_per_thread =
         (size_t)partials * (p.ppt * Pack<T>::size * sizeof(A) + (p.packed == kBody ? 16 : 0));
-    if (smem_per_thread * p.block > 48 * 1024)
-        CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                  (int)(smem_per_thread * p.block)));
+    CUDA_RETURN_IF_ERROR(allow_shared(kernel, smem_per_thread * p.block));
     CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 1, rows, n, sizeof(A), sizeof(Sums < A, RMS ? 1 : 2 >), partials,
                                    &p, smem_per_thread));
     *out = p;

@@ -1187,6 +1187,17 @@ inline int64_t body_walkers(const Plan &p, int64_t walkers, int groups, int64_t 
     return walkers / m * m > m ? walkers / m * m : m;
 }
 
+// A launch gets 48 KB of shared memory, static and dynamic together, unless the kernel asks for more: this asks when
+// `dynamic` and the kernel's static part (its Exchange) pass 48 KB. (Dynamic alone at exactly 48 KB, with a static
+// part on top, failed with cudaErrorInvalidConfiguration: float32 LayerNorm backward, odd N.)
+template <typename Kernel>
+cudaError_t allow_shared(Kernel kernel, size_t dynamic) {
+    cudaFuncAttributes attributes;
+    CUDA_RETURN_IF_ERROR(cudaFuncGetAttributes(&attributes, kernel));
+    if (attributes.sharedSizeBytes + dynamic <= 48 * 1024) return cudaSuccess;
+    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dynamic);
+}
+
 // Grid size, shared memory and workspace of a plan whose row layout shape_plan chose. A cluster plan that the GPU
 // cannot hold (no cluster of that size fits) becomes a split plan when the version was left to choose (AUTO).
 // backward_smem_per_thread: the dynamic shared memory a backward block needs per thread (the norms keep each thread's
@@ -1199,9 +1210,7 @@ cudaError_t size_plan(Kernel kernel, int version, int backward, int64_t rows, in
     if (p->flags) {  // an EXP kernel (shape_plan): its mailbox first, then two sets of each thread's packs if staged
         p->smem += mailbox_bytes(stats_bytes);
         if (p->flags & ROWWISE_FLAG_STAGE_NEXT) p->smem += 2 * (size_t)p->block * p->ppt * course::kPackBytes;
-        if (p->smem > 48 * 1024)
-            CUDA_RETURN_IF_ERROR(
-                cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)p->smem));
+        CUDA_RETURN_IF_ERROR(allow_shared(kernel, p->smem));
     }
     const int64_t waves = p->waves > 0 ? p->waves : backward ? kBackwardWaves : kForwardWaves;
     // Whole rows: by default a block for every row group, no walk, unless the backward sums dweight/dbias per block
