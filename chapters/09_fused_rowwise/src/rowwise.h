@@ -50,10 +50,11 @@ typedef struct {
     int flags;            /* switches for rows over several blocks: ROWWISE_FLAG_* or'ed (0: the op's defaults) */
 } rowwise_tuning;
 
-/* The experimental switches (tuning.flags), for measuring rows longer than a block against the lesson's kernels: any
- * of them takes separately built kernels (packed rows over several blocks, bfloat16 and float32), so the lesson's
- * kernels stay as they are. Whole rows ignore them; none changes a result's bits; a switch that does not apply to a
- * launch is dropped from its plan (rowwise_describe names those kept). */
+/* The switches for rows longer than a block (tuning.flags). Rows over a cluster take them by default (flags 0: the
+ * mailbox, plus staged rows for the softmax forward and the L2 prefetch for the norms'; NOTES.md, "Long rows: the
+ * switches measured"); 16 runs the kernels without them, which stay as they were. They take separately built kernels
+ * (16-byte rows over several blocks, bfloat16 and float32). Whole rows ignore them; none changes a result's bits; a
+ * switch that does not apply to a launch is dropped from its plan (rowwise_describe names those kept). */
 enum {
     ROWWISE_FLAG_PREFETCH_L2 = 1, /* each block asks L2 for its segment of its next row before this row's reductions */
     ROWWISE_FLAG_STAGE_NEXT = 2,  /* forward: each thread copies its packs of the next row into shared memory
