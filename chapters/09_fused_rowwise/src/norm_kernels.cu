@@ -4,8 +4,8 @@
  *
  *   norm_forward_kernel<RMS=false>  LayerNorm, y = (x - mean) rstd w + b. Whole rows: the row's mean, then its sum of
  *       squares about that mean, two reductions of plain sums over values held in registers (the corrected two-pass
- *       algorithm: stable for any mean, no memory traffic more). Rows split over blocks: each thread's own mean and
- *       sum of squares, then the (count, mean, M2) triples merged with Chan's formula (Welford's merge).
+ *       algorithm: stable for any mean, no memory traffic more). Rows split over blocks: the same two passes over
+ *       each block's segment, then the blocks' (count, mean, M2) triples merged with Chan's formula (Welford's merge).
  *   norm_forward_kernel<RMS=true>   RMSNorm: a plain sum of squares. y = x rstd w.
  *     Both write mean and rstd per row (float, or double for float64) for the backward.
  *   norm_backward_kernel<RMS>       with xhat = (x - mean) rstd and g = dy w, one reduction per row of sum(g) and
@@ -94,31 +94,44 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(forward_fits_64<T, PPT
             Sl::store(y + row * n, c, count, k, out);
         }
     };
-    if constexpr (WHOLE && !RMS) {
-        // LayerNorm on whole rows: two passes over the registers, each with its own reduction over the group: the
-        // row's sum (so its mean), then its sum of (x - mean)^2. Plain float sums, no (count, mean, M2) triples to
-        // merge: two reductions (two barriers when a row spans warps) instead of one, no memory traffic more (both
-        // passes read registers), as stable (the second pass subtracts the row's own mean), and fewer registers live
-        // (ptxas: 128 -> 62 for bf16 4 packs, NOTES.md "Third pass").
-        // The second pass also sums the deviations x - mean: zero in exact arithmetic; what is left, r, is the
-        // rounding of the first pass's mean, and mean + r / n and M2 - r^2 / n correct it (the corrected two-pass
-        // algorithm of Chan, Golub and LeVeque). It matters for rows with a large mean (tests/test_numerics.py).
-        // Each reduction has its own double-buffered exchange (see Exchange): one exchange used twice a row would
-        // let a fast thread overwrite a buffer that a slow thread has not read yet.
+    // LayerNorm: two passes over the registers, each with its own reduction over the group: the sum of the row's
+    // elements (so their mean), then their sum of (x - mean)^2. Plain float sums, no (count, mean, M2) triples to
+    // merge at every step of a reduction: two reductions (two barriers when a row spans warps) instead of one, no
+    // memory traffic more (both passes read registers), as stable (the second pass subtracts the elements' own mean),
+    // and fewer registers live (ptxas: 128 -> 62 for bf16 4 packs, NOTES.md "Third pass").
+    // The second pass also sums the deviations x - mean: zero in exact arithmetic; what is left, r, is the rounding of
+    // the first pass's mean, and mean + r / n and M2 - r^2 / n correct it (the corrected two-pass algorithm of Chan,
+    // Golub and LeVeque). It matters for rows with a large mean (tests/test_numerics.py).
+    // A row over several blocks: each block does the same over its segment, and only then do the blocks' (count,
+    // mean, M2) triples meet, merged with Chan's formula: one exchange a row in a cluster, or one triple a block in
+    // the split modes' array. (Each thread's own triple, merged at every step of the reductions, as before: the same
+    // speed at 4096 x 32768 on the H100, 13 registers more, slower at 2^18: NOTES.md, "LayerNorm over blocks".)
+    // Each reduction has its own double-buffered exchange (see Exchange): one exchange used twice a row would let a
+    // fast thread overwrite a buffer that a slow thread has not read yet.
+    if constexpr (!RMS) {
         using Sum1 = Sums<A, 1>;
         using Sum2 = Sums<A, 2>;
         __shared__ Exchange<Sum1> exchange_sum;
         __shared__ Exchange<Sum2> exchange_m2;
+        const A held = A(c.seg_end - c.seg_begin);  // the elements of a row this group holds (all, for whole rows)
         for_each_row(c, rows, [&](int64_t row, bool active, int parity) {
             Sl v;
+            if (!WHOLE && c.mode == kSplitApply) {  // no reduction here: the first launch left every segment's part
+                if (!active) return;
+                load_row<St>(v, x, row, rows, c, count, parity);
+                St total = stats[row * c.C];
+                for (int r = 1; r < c.C; ++r) total = merge(total, stats[row * c.C + r]);
+                write_row(v, row, total.mean, rsqrt_acc(total.m2 / A(n) + eps), A(0), total.mean);
+                return;
+            }
             Sum1 s = Sum1::empty();
             if (active) {
-                v.load(x + row * n, c, count);
+                load_row<St>(v, x, row, rows, c, count, parity);
                 RW_EACH(Sl::K, Sl::S) {
                     if (Sl::valid(count, k, j)) s.v[0] += v.get(k, j);
                 }
             }
-            const A mean = reduce_group(s, c, exchange_sum, parity).v[0] / A(n);
+            const A mean = reduce_group(s, c, exchange_sum, parity).v[0] / held;
             Sum2 q = Sum2::empty();  // v[0]: sum of (x - mean)^2, v[1]: sum of (x - mean)
             if (active) {
                 RW_EACH(Sl::K, Sl::S) {
@@ -130,50 +143,37 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(forward_fits_64<T, PPT
                 }
             }
             q = reduce_group(q, c, exchange_m2, parity);
-            const A r = q.v[1] / A(n);
-            const A rstd = rsqrt_acc(fmax(q.v[0] / A(n) - r * r, A(0)) + eps);
-            // y from (x - mean) - r, not from x - (mean + r): the rounded sum would lose r again.
-            if (active) write_row(v, row, mean, rstd, -r * rstd, mean + r);
+            const A r = q.v[1] / held;
+            if constexpr (WHOLE) {
+                const A rstd = rsqrt_acc(fmax(q.v[0] / A(n) - r * r, A(0)) + eps);
+                // y from (x - mean) - r, not from x - (mean + r): the rounded sum would lose r again.
+                if (active) write_row(v, row, mean, rstd, -r * rstd, mean + r);
+            } else {
+                St total{held, mean + r, fmax(q.v[0] - r * q.v[1], A(0))};  // this segment's part
+                if (c.mode == kSplitStats) {
+                    if (active && threadIdx.x == 0) stats[row * c.C + c.rank] = total;
+                    return;
+                }
+                total = cluster_combine(total, c, exchange, parity);
+                if (active) write_row(v, row, total.mean, rsqrt_acc(total.m2 / A(n) + eps), A(0), total.mean);
+            }
         });
-        return;
-    } else {
+    } else {  // RMSNorm: one sum a row, of x^2
         for_each_row(c, rows, [&](int64_t row, bool active, int parity) {
             Sl v;
             process_row<WHOLE, St>(
                 c, row, active, parity, exchange, stats, [&] { load_row<St>(v, x, row, rows, c, count, parity); },
                 [&] {
-                    if constexpr (RMS) {
-                        St s = St::empty();
-                        RW_EACH(Sl::K, Sl::S) {
-                            if (Sl::valid(count, k, j)) s.v[0] += v.get(k, j) * v.get(k, j);
-                        }
-                        return s;
-                    } else {  // this thread's (count, mean, M2), two passes over its registers
-                        A held = A(0), sum = A(0);
-                        RW_EACH(Sl::K, Sl::S) {
-                            if (Sl::valid(count, k, j)) {
-                                held += A(1);
-                                sum += v.get(k, j);
-                            }
-                        }
-                        if (held == A(0)) return St::empty();
-                        const A mean = sum / held;
-                        A m2 = A(0);
-                        RW_EACH(Sl::K, Sl::S) {
-                            if (Sl::valid(count, k, j)) m2 += (v.get(k, j) - mean) * (v.get(k, j) - mean);
-                        }
-                        return St{held, mean, m2};
+                    St s = St::empty();
+                    RW_EACH(Sl::K, Sl::S) {
+                        if (Sl::valid(count, k, j)) s.v[0] += v.get(k, j) * v.get(k, j);
                     }
+                    return s;
                 },
-                [&](const St &total) {
-                    if constexpr (RMS)
-                        write_row(v, row, A(0), rsqrt_acc(total.v[0] / A(n) + eps), A(0), A(0));
-                    else
-                        write_row(v, row, total.mean, rsqrt_acc(total.m2 / A(n) + eps), A(0), total.mean);
-                });
+                [&](const St &total) { write_row(v, row, A(0), rsqrt_acc(total.v[0] / A(n) + eps), A(0), A(0)); });
         });
-        if (!WHOLE) finish(c);
     }
+    if (!WHOLE) finish(c);
 }
 
 // Packed whole rows: 2 packs of x and dy a thread fit 64 registers once the dweight/dbias sums live in shared memory.

@@ -52,6 +52,21 @@ def test_layer_norm_with_a_large_mean(device, shift):
     assert (naive_var.double() - exact_var).abs().max() > 0.05 * exact_var.max()  # the pitfall is real
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("version", [4, 5])
+def test_layer_norm_with_a_large_mean_over_several_blocks(version):
+    """The same for rows over several blocks (versions 4, a cluster, and 5, two launches): each block's two passes,
+    then the blocks' (count, mean, M2) merged; the segments' means differ little, so their merge must not cancel."""
+    if version == 4 and torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("thread-block clusters need compute capability 9.0")
+    x = inputs((8, 40000), torch.float32, "cuda", shift=1e4)  # 5 blocks a row
+    y, mean, rstd = torch.ops.rowwise.layer_norm(x, None, None, 1e-5, version, [])
+    x64 = x.cpu().double()
+    torch.testing.assert_close(y.cpu().double(), reference("layer_norm", x, None, None, 1e-5), rtol=1e-3, atol=2e-3)
+    torch.testing.assert_close(mean.cpu().double(), x64.mean(-1), rtol=1e-6, atol=0)
+    torch.testing.assert_close(rstd.cpu().double(), 1 / (x64.var(-1, unbiased=False) + 1e-5).sqrt(), rtol=1e-4, atol=0)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_saved_statistics(device):
     x = inputs((6, 500), torch.float32, device, shift=3.0)
