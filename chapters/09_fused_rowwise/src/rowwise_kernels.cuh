@@ -22,7 +22,9 @@
 #pragma once
 
 #include <cooperative_groups.h>
+#include <mutex>
 #include <type_traits>
+#include <vector>
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <string.h>
@@ -1163,17 +1165,56 @@ inline void cluster_config(cudaLaunchConfig_t *config, cudaLaunchAttribute *attr
     config->numAttrs = 1;
 }
 
+// What the host asked the runtime about a kernel on a device, kept so that it asks once (as course::blocks_per_wave
+// does): the attribute and occupancy calls below cost microseconds each, on every launch, and a backward launches
+// three kernels. `key` says what the answer depends on besides the kernel and the device.
+struct Remembered {
+    const void *kernel;
+    int device;
+    int64_t key[3];
+    int64_t value;
+};
+template <typename Kernel, typename Ask>
+cudaError_t remembered(Kernel kernel, int64_t a, int64_t b, int64_t c, int64_t *value, Ask ask) {
+    static std::mutex lock;
+    static std::vector<Remembered> known;
+    int device = 0;
+    CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
+    const Remembered wanted{reinterpret_cast<const void *>(kernel), device, {a, b, c}, 0};
+    {
+        const std::lock_guard<std::mutex> guard(lock);
+        for (const Remembered &k : known) {
+            if (k.kernel == wanted.kernel && k.device == device && k.key[0] == a && k.key[1] == b && k.key[2] == c) {
+                *value = k.value;
+                return cudaSuccess;
+            }
+        }
+    }
+    CUDA_RETURN_IF_ERROR(ask(value));
+    const std::lock_guard<std::mutex> guard(lock);
+    known.push_back(Remembered{wanted.kernel, device, {a, b, c}, *value});
+    return cudaSuccess;
+}
+
 // How many clusters of this plan the GPU holds at once (0: none fits, e.g. too many blocks per cluster).
 template <typename Kernel>
 cudaError_t active_clusters(Kernel kernel, const Plan &p, int *clusters) {
-    if (p.segments > 8)
-        CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    cudaLaunchConfig_t config;
-    cudaLaunchAttribute attribute;
-    Plan one = p;
-    one.grid = p.segments;
-    cluster_config(&config, &attribute, one, nullptr);
-    return cudaOccupancyMaxActiveClusters(clusters, kernel, &config);
+    int64_t value = 0;
+    CUDA_RETURN_IF_ERROR(remembered(kernel, p.segments, p.block, (int64_t)p.smem, &value, [&](int64_t *answer) {
+        if (p.segments > 8)
+            CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+        cudaLaunchConfig_t config;
+        cudaLaunchAttribute attribute;
+        Plan one = p;
+        one.grid = p.segments;
+        cluster_config(&config, &attribute, one, nullptr);
+        int fit = 0;
+        CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveClusters(&fit, kernel, &config));
+        *answer = fit;
+        return cudaSuccess;
+    }));
+    *clusters = (int)value;
+    return cudaSuccess;
 }
 
 // kBody: the rows a group walks (one every slots * R rows) must all start at the same place relative to a 16-byte
@@ -1190,12 +1231,17 @@ inline int64_t body_walkers(const Plan &p, int64_t walkers, int groups, int64_t 
 // A launch gets 48 KB of shared memory, static and dynamic together, unless the kernel asks for more: this asks when
 // `dynamic` and the kernel's static part (its Exchange) pass 48 KB. (Dynamic alone at exactly 48 KB, with a static
 // part on top, failed with cudaErrorInvalidConfiguration: float32 LayerNorm backward, odd N.)
+// Asked once per kernel, device and size (remembered).
 template <typename Kernel>
 cudaError_t allow_shared(Kernel kernel, size_t dynamic) {
-    cudaFuncAttributes attributes;
-    CUDA_RETURN_IF_ERROR(cudaFuncGetAttributes(&attributes, kernel));
-    if (attributes.sharedSizeBytes + dynamic <= 48 * 1024) return cudaSuccess;
-    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dynamic);
+    int64_t done = 0;
+    return remembered(kernel, (int64_t)dynamic, 0, 0, &done, [&](int64_t *answer) {
+        cudaFuncAttributes attributes;
+        CUDA_RETURN_IF_ERROR(cudaFuncGetAttributes(&attributes, kernel));
+        *answer = 1;
+        if (attributes.sharedSizeBytes + dynamic <= 48 * 1024) return cudaSuccess;
+        return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dynamic);
+    });
 }
 
 // Grid size, shared memory and workspace of a plan whose row layout shape_plan chose. A cluster plan that the GPU
