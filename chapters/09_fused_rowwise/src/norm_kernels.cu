@@ -29,23 +29,21 @@ template <typename A, bool RMS>
 using NormStats = typename std::conditional<RMS, Sums<A, 1>, Moments<A>>::type;
 
 // Packed rows of at most 64 bytes a thread (4 packs) ask for two blocks of 512 an SM (64 registers): whole rows fit
-// with no spill (ptxas -v, NOTES.md), and so do rows over blocks in the kernels without the switches (!EXP), with a
-// little spill (bf16 LayerNorm 92 bytes) but faster than at 128 registers. The kernels with the switches (EXP) are
-// left free: ptxas takes 117 registers for bf16 LayerNorm, no spill, and their blocks are small (128 threads at
-// 4096 x 32768); on the H100 that ran RMSNorm bf16 at 88.6 % of the copy instead of 80.5 (NOTES.md). An aligned body
-// (kBody, odd n) takes the cap for whole rows only (the same packs and an edge pack more, no spill); its rows over
-// blocks are left free (no spill).
-template <typename T, int PPT, int LAYOUT, bool WHOLE, bool EXP = false>
+// with no spill (ptxas -v, NOTES.md), and so do rows over blocks in the kernels without the switches, with a little
+// spill (bf16 LayerNorm 92 bytes) but faster than at 128 registers (the kernels with the switches: below). An aligned
+// body (kBody, odd n) takes the cap for whole rows only (the same packs and an edge pack more, no spill); its rows
+// over blocks are left free (no spill).
+template <typename T, int PPT, int LAYOUT, bool WHOLE>
 constexpr bool forward_fits_64() {
-    if (LAYOUT == kPacks) return PPT * sizeof(Pack<T>) <= 64 && (WHOLE || !EXP);
+    if (LAYOUT == kPacks) return PPT * sizeof(Pack<T>) <= 64;
     return LAYOUT == kBody && WHOLE && PPT * sizeof(Pack<T>) <= 64;
 }
 
-template <typename T, int PPT, int LAYOUT, bool WHOLE, bool RMS, bool EXP = false>
-__global__ void __launch_bounds__(kMaxThreads, min_blocks(forward_fits_64<T, PPT, LAYOUT, WHOLE, EXP>()))
-    norm_forward_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b, T *__restrict__ y,
-                        acc_t<T> *__restrict__ mean_out, acc_t<T> *__restrict__ rstd_out, int64_t rows, int64_t n,
-                        acc_t<T> eps, Layout layout, NormStats<acc_t<T>, RMS> *stats) {
+template <typename T, int PPT, int LAYOUT, bool WHOLE, bool RMS, bool EXP>
+__device__ __forceinline__ void norm_forward(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b,
+                                             T *__restrict__ y, acc_t<T> *__restrict__ mean_out,
+                                             acc_t<T> *__restrict__ rstd_out, int64_t rows, int64_t n, acc_t<T> eps,
+                                             Layout layout, NormStats<acc_t<T>, RMS> *stats) {
     using A = acc_t<T>;
     using St = NormStats<A, RMS>;
     using Sl = Slice<T, PPT, LAYOUT>;
@@ -176,6 +174,31 @@ __global__ void __launch_bounds__(kMaxThreads, min_blocks(forward_fits_64<T, PPT
     if (!WHOLE) finish(c);
 }
 
+template <typename T, int PPT, int LAYOUT, bool WHOLE, bool RMS>
+__global__ void __launch_bounds__(kMaxThreads, min_blocks(forward_fits_64<T, PPT, LAYOUT, WHOLE>()))
+    norm_forward_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b, T *__restrict__ y,
+                        acc_t<T> *__restrict__ mean_out, acc_t<T> *__restrict__ rstd_out, int64_t rows, int64_t n,
+                        acc_t<T> eps, Layout layout, NormStats<acc_t<T>, RMS> *stats) {
+    norm_forward<T, PPT, LAYOUT, WHOLE, RMS, false>(x, w, b, y, mean_out, rstd_out, rows, n, eps, layout, stats);
+}
+
+// The kernels with the switches (rows over blocks in 16-byte packs) are a kernel of their own, so that they can take
+// a register cap that __launch_bounds__ cannot say for blocks of up to 512 threads: 80 registers for up to 4 packs a
+// thread, the fewest with no spill (ptxas -v: 72 spilled 28-48 bytes), six blocks of 128 threads an SM at 4096 x
+// 32768 instead of four at 113-123 registers (NOTES.md, "Six blocks an SM"). 8 float32 packs are left free (128).
+template <typename T, int PPT>
+constexpr int switched_registers() {
+    return PPT * sizeof(Pack<T>) <= 64 ? 80 : 128;
+}
+template <typename T, int PPT, int LAYOUT, bool WHOLE, bool RMS>
+__global__ void __maxnreg__((switched_registers<T, PPT>()))
+    norm_forward_switched_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b,
+                                 T *__restrict__ y, acc_t<T> *__restrict__ mean_out, acc_t<T> *__restrict__ rstd_out,
+                                 int64_t rows, int64_t n, acc_t<T> eps, Layout layout,
+                                 NormStats<acc_t<T>, RMS> *stats) {
+    norm_forward<T, PPT, LAYOUT, WHOLE, RMS, true>(x, w, b, y, mean_out, rstd_out, rows, n, eps, layout, stats);
+}
+
 // Packed whole rows: 2 packs of x and dy a thread fit 64 registers once the dweight/dbias sums live in shared memory.
 template <typename T, int PPT, int LAYOUT, bool WHOLE>
 constexpr bool backward_fits_64() {
@@ -298,7 +321,10 @@ template <typename T, bool RMS>
 struct ForwardMake {
     template <int PPT, int LAYOUT, bool WHOLE, bool EXP = false>
     static ForwardKernel<T, RMS> get() {
-        return norm_forward_kernel<T, PPT, LAYOUT, WHOLE, RMS, EXP>;
+        if constexpr (EXP)
+            return norm_forward_switched_kernel<T, PPT, LAYOUT, WHOLE, RMS>;
+        else
+            return norm_forward_kernel<T, PPT, LAYOUT, WHOLE, RMS>;
     }
 };
 template <typename T, bool RMS>
@@ -316,9 +342,9 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     Plan p;
     p.packed = row_layout(a, sizeof(T));
     const int64_t rows = a->rows, n = a->n;
-    // Rows over several blocks: the next row's L2 prefetch (forward) and the mailbox in a cluster, measured best on
-    // the H100 (NOTES.md, "Long rows: the switches measured").
-    const int defaults = backward ? ROWWISE_FLAG_MAILBOX : ROWWISE_FLAG_MAILBOX | ROWWISE_FLAG_PREFETCH_L2;
+    // Rows over several blocks: the next row's L2 prefetch and the mailbox in a cluster, forward and backward,
+    // measured best on the H100 (NOTES.md, "Long rows: the switches measured", "The prefetch's loop").
+    const int defaults = ROWWISE_FLAG_MAILBOX | ROWWISE_FLAG_PREFETCH_L2;
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults)) return cudaErrorInvalidValue;
     const T *x = static_cast<const T *>(a->x), *w = static_cast<const T *>(a->w);
     A *mean = static_cast<A *>(a->mean), *rstd = static_cast<A *>(a->rstd);

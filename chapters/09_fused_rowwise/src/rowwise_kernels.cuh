@@ -613,7 +613,7 @@ __device__ inline void finish(const Ctx &c) {
 // and nothing of its next row is in flight while it reduces and waits. cg::this_cluster().sync() is also a release
 // and acquire: ptxas puts MEMBAR.ALL.GPU before the barrier (each thread waits until its earlier stores, and any load
 // still in flight, are done) and CCTL.IVALL after it, on every row.
-//   PREFETCH_L2  warp 0 asks L2 for the block's segment of its next row (cp.async.bulk.prefetch.L2: no registers, no
+//   PREFETCH_L2  thread 0 asks L2 for the block's segment of its next row (cp.async.bulk.prefetch.L2: no registers, no
 //                shared memory), right after this row's loads: the DRAM reads of row i + 1 overlap row i's reductions.
 //   STAGE_NEXT   (forward) each thread copies its packs of the next row into its own slots of shared memory
 //                (cp.async) right after reading this row's, and reads them from there on the next step: the loads
@@ -689,17 +689,15 @@ struct Staging<Slice<T, PPT, LAYOUT>> {
     }
 };
 
-// PREFETCH_L2: warp 0's lanes each ask L2 for a 32nd of `bytes` (a multiple of 16, below 2^31) from p (16-byte
-// aligned).
+// PREFETCH_L2: thread 0 asks L2 for `bytes` (a multiple of 16, below 2^31) from p (16-byte aligned), in one request;
+// the bulk-copy unit splits it. (One request from each of warp 0's lanes, as first written, made the compiler walk
+// the lanes one at a time, since the instruction takes its operands from uniform registers: a loop of 32 turns for
+// warp 0 every row, while the block's other warps waited for it at the next barrier. NOTES.md, "The prefetch's
+// loop".)
 __device__ inline void prefetch_l2(const void *p, uint32_t bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (threadIdx.x >= kWarp) return;
-    const uint32_t chunk = (bytes + 16 * kWarp - 1) / (16 * kWarp) * 16, begin = threadIdx.x * chunk;
-    if (begin >= bytes) return;
-    const uint32_t size = bytes - begin < chunk ? bytes - begin : chunk;
-    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(
-                     __cvta_generic_to_global(static_cast<const char *>(p) + begin)),
-                 "r"(size)
+    if (threadIdx.x != 0) return;
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(__cvta_generic_to_global(p)), "r"(bytes)
                  : "memory");
 #else
     (void)p, (void)bytes;
