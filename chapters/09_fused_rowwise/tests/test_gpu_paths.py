@@ -177,15 +177,21 @@ def test_describe_names_the_launch():
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
 @pytest.mark.parametrize("op", ["softmax", "layer_norm", "rms_norm"])
 def test_long_rows_take_the_switches_by_default(op, dtype):
-    """Rows over a cluster take the mailbox (and the forward its staged rows or L2 prefetch) unless tune says
-    otherwise, where kernels are built for them (bfloat16, float32); float16 runs without them."""
+    """Rows over a cluster take the mailbox, and the L2 prefetch of the next row (the norms, forward and backward) or
+    the staged next row (the softmax's forward), unless tune says otherwise, where kernels are built for them
+    (bfloat16, float32); float16 runs without them."""
     if torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("thread-block clusters need compute capability 9.0")
     x = torch.empty(2, 32768, device="cuda", dtype=dtype)
+    built = dtype != torch.float16
     for backward in (False, True):
         text = describe(x, op, backward=backward)
         assert text.startswith("cluster:"), text
-        assert ("mailbox" in text) == (dtype != torch.float16), text
+        assert ("mailbox" in text) == built, text
+        if op != "softmax":
+            assert ("L2 prefetch" in text) == built, text
+        elif not backward:
+            assert ("staged rows" in text) == built, text
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
