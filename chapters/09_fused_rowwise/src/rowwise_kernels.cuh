@@ -289,12 +289,6 @@ struct Slice {
 #pragma unroll
         for (int k = 0; k < K; ++k) load_pack<false>(row, c, count, k);
     }
-    // A parameter vector (the weight, the bias): its columns as a row's. The same as load() except for kBody, where
-    // the vector's packs start at column 0, not at the row's 16-byte boundary (load_vector_pack).
-    __device__ void load_vector(const T *__restrict__ vec, const Ctx &c, int count) {
-#pragma unroll
-        for (int k = 0; k < K; ++k) load_vector_pack<false>(vec, c, count, k);
-    }
     // Pack k alone. The norms read the weight and bias this way, one pack at a time while writing, through a pointer
     // from in_loop(), where the compiler no longer sees a read-only global array: LDG asks for the read-only global
     // load (__ldg, LDG.E.128.CONSTANT) that it picks by itself for the rows. (__ldg for the rows too cost a cluster
