@@ -484,10 +484,16 @@ template <typename A>
 __device__ inline A rescaled(const MaxSum<A> &s, A m) {
     return s.max == A(-INFINITY) ? A(0) : s.sum * exp_acc(s.max - m);
 }
+// One exponential a merge, not two: the part that holds the larger max needs none (its factor, exp(0), is 1
+// exactly), so the same bits as rescaling both parts. (The warp's butterfly merges five times a row, the mailbox C - 1
+// times, in every thread: on the H100 the softmax forward at 4096 x 32768 issued 20 % of its instructions there.)
 template <typename A>
 __device__ inline MaxSum<A> merge(const MaxSum<A> &a, const MaxSum<A> &b) {
     const A m = fmax(a.max, b.max);
-    return {m, rescaled(a, m) + rescaled(b, m)};
+    const bool a_larger = a.max == m;
+    const A small_max = a_larger ? b.max : a.max, small_sum = a_larger ? b.sum : a.sum;
+    const A small = small_max == A(-INFINITY) ? A(0) : small_sum * exp_acc(small_max - m);
+    return {m, (a_larger ? a.sum : b.sum) + small};
 }
 template <typename A>
 __device__ inline MaxSum<A> shfl_xor(const MaxSum<A> &s, int mask) {

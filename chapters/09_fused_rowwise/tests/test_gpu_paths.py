@@ -130,7 +130,7 @@ def _backward(op, y, dy, x, w, stats, version, tune):
     return torch.ops.rowwise.rms_norm_backward(dy, x, w, stats[1], True, version, tune)
 
 
-@pytest.mark.parametrize("flags", [1, 2, 4, 8, 15])
+@pytest.mark.parametrize("flags", [1, 2, 4, 6, 8, 15])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("op", ["softmax", "layer_norm", "rms_norm"])
 def test_experimental_switches_keep_the_bits(op, dtype, flags):
@@ -177,9 +177,10 @@ def test_describe_names_the_launch():
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
 @pytest.mark.parametrize("op", ["softmax", "layer_norm", "rms_norm"])
 def test_long_rows_take_the_switches_by_default(op, dtype):
-    """Rows over a cluster take the mailbox, and the L2 prefetch of the next row (the norms, forward and backward) or
-    the staged next row (the softmax's forward), unless tune says otherwise, where kernels are built for them
-    (bfloat16, float32); float16 runs without them."""
+    """Rows over a cluster take the mailbox, the L2 prefetch of the next row (the norms, forward and backward) and
+    the staged next row (forwards: the softmax's, RMSNorm's up to 64 KB of staged rows a block, LayerNorm's in blocks
+    of 512), unless tune says otherwise, where kernels are built for them (bfloat16, float32); float16 runs without
+    them."""
     if torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("thread-block clusters need compute capability 9.0")
     x = torch.empty(2, 32768, device="cuda", dtype=dtype)
@@ -190,8 +191,14 @@ def test_long_rows_take_the_switches_by_default(op, dtype):
         assert ("mailbox" in text) == built, text
         if op != "softmax":
             assert ("L2 prefetch" in text) == built, text
-        elif not backward:
+        if not backward and op != "layer_norm":  # LayerNorm stages rows in blocks of 512 only (2^18, below)
             assert ("staged rows" in text) == built, text
+        if backward or op == "layer_norm":
+            assert "staged rows" not in text, text
+    long = torch.empty(2, 1 << 18, device="cuda", dtype=dtype)
+    text = describe(long, op)
+    staged = built and not (op == "rms_norm" and dtype == torch.float32)  # 128 KB of staged rows: measured slower
+    assert ("staged rows" in text) == staged, text
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
