@@ -470,7 +470,8 @@ __device__ inline double rsqrt_acc(double x) {
 
 // ---- the statistics each op reduces, with their merges -----------------------------------------------------------
 // merge(a, b) is the statistic of the two parts together. The reductions below always put the part of the lower
-// lane, warp or block first, so every thread of a row computes the same bits.
+// lane, warp or block first, so every thread of a row computes the same bits. pick(first, a, b) is a or b, chosen
+// field by field (selects in registers: a reference to either part would send both to local memory).
 
 // softmax: the online (max, sum) pair (online_softmax.h explains it for float).
 template <typename A>
@@ -499,6 +500,10 @@ template <typename A>
 __device__ inline MaxSum<A> shfl_xor(const MaxSum<A> &s, int mask) {
     return {__shfl_xor_sync(0xffffffffu, s.max, mask), __shfl_xor_sync(0xffffffffu, s.sum, mask)};
 }
+template <typename A>
+__device__ inline MaxSum<A> pick(bool first, const MaxSum<A> &a, const MaxSum<A> &b) {
+    return {first ? a.max : b.max, first ? a.sum : b.sum};
+}
 
 // LayerNorm: count, mean and M2 = sum of (x - mean)^2 of a part; Chan et al.'s merge of Welford's statistics.
 template <typename A>
@@ -519,6 +524,10 @@ template <typename A>
 __device__ inline Moments<A> shfl_xor(const Moments<A> &s, int mask) {
     return {__shfl_xor_sync(0xffffffffu, s.count, mask), __shfl_xor_sync(0xffffffffu, s.mean, mask),
             __shfl_xor_sync(0xffffffffu, s.m2, mask)};
+}
+template <typename A>
+__device__ inline Moments<A> pick(bool first, const Moments<A> &a, const Moments<A> &b) {
+    return {first ? a.count : b.count, first ? a.mean : b.mean, first ? a.m2 : b.m2};
 }
 
 // Everything else: K plain sums.
@@ -547,6 +556,13 @@ __device__ inline Sums<A, K> shfl_xor(const Sums<A, K> &s, int mask) {
     return r;
 }
 
+// Merges that give the same bits in either order (float addition is commutative): the butterfly merges them as they
+// come, with nothing to pick.
+template <typename S>
+struct Commutative : std::false_type {};
+template <typename A, int K>
+struct Commutative<Sums<A, K>> : std::true_type {};
+
 // ---- reductions --------------------------------------------------------------------------------------------------
 // Shared memory of the reductions, double-buffered: row i uses buffer i % 2, so one barrier per row suffices (a
 // thread can only overwrite buffer p at row i + 2 after every thread passed row i + 1's barrier, after reading it).
@@ -562,9 +578,21 @@ template <typename S>
 __device__ inline S reduce_group(S v, const Ctx &c, Exchange<S> &x, int parity) {
     const int lane = (int)threadIdx.x % kWarp;
     const int width = c.G < kWarp ? c.G : kWarp;
-    for (int mask = width / 2; mask > 0; mask /= 2) {  // butterfly: lanes i and i ^ mask swap and merge
+    // Butterfly: lanes i and i ^ mask swap and merge, the lower lane's part first (plain sums: either order). Unrolled
+    // over the five masks a warp can have, with one merge of values picked field by field (pick): a loop over the
+    // width known at run time kept a counter, a branch and a copy of the merge for each order (38 instructions a step
+    // in the softmax), and a merge of whichever part a run-time bool named put both parts in local memory (NOTES.md,
+    // "Sixth pass").
+#pragma unroll
+    for (int mask = kWarp / 2; mask > 0; mask /= 2) {
+        if (mask >= width) continue;
         const S other = shfl_xor(v, mask);
-        v = (lane & mask) ? merge(other, v) : merge(v, other);
+        if constexpr (Commutative<S>::value) {
+            v = merge(v, other);
+        } else {
+            const bool upper = (lane & mask) != 0;
+            v = merge(pick(upper, other, v), pick(upper, v, other));
+        }
     }
     if (c.G > kWarp) {  // the same for every thread of the block
         const int warp = (int)threadIdx.x / kWarp, first = c.g * (c.G / kWarp), count = c.G / kWarp;
