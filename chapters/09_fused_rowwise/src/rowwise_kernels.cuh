@@ -485,9 +485,9 @@ template <typename A>
 __device__ inline A rescaled(const MaxSum<A> &s, A m) {
     return s.max == A(-INFINITY) ? A(0) : s.sum * exp_acc(s.max - m);
 }
-// One exponential a merge, not two: the part that holds the larger max needs none (its factor, exp(0), is 1
-// exactly), so the same bits as rescaling both parts. (The warp's butterfly merges five times a row, the mailbox C - 1
-// times, in every thread: on the H100 the softmax forward at 4096 x 32768 issued 20 % of its instructions there.)
+// One exponential a merge, not two: the part that holds the larger max needs none (its factor would be exp(0) = 1).
+// (The warp's butterfly merges five times a row, the mailbox C - 1 times, in every thread: on the H100 the softmax
+// forward at 4096 x 32768 issued 20 % of its instructions there.)
 template <typename A>
 __device__ inline MaxSum<A> merge(const MaxSum<A> &a, const MaxSum<A> &b) {
     const A m = fmax(a.max, b.max);
