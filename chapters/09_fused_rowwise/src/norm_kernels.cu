@@ -350,8 +350,7 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     // unless its two staged segments take more than 64 KB of shared memory a block (float32 at 2^18: 128 KB, slower),
     // LayerNorm in blocks of 512 threads only (2^18; in blocks of 128 at 4096 x 32768 it was 2-3 % slower).
     if (!backward && p.flags && !(tuning && tuning->flags)) {
-        const size_t staged = 2 * (size_t)p.block * p.ppt * course::kPackBytes;
-        if (RMS ? staged <= 64 * 1024 : p.block >= kMaxThreads) p.flags |= ROWWISE_FLAG_STAGE_NEXT;
+        if (RMS ? staged_bytes(p) <= 64 * 1024 : p.block >= kMaxThreads) p.flags |= ROWWISE_FLAG_STAGE_NEXT;
     }
     const T *x = static_cast<const T *>(a->x), *w = static_cast<const T *>(a->w);
     A *mean = static_cast<A *>(a->mean), *rstd = static_cast<A *>(a->rstd);

@@ -481,13 +481,10 @@ struct MaxSum {
         return {A(-INFINITY), A(0)};
     }
 };
-template <typename A>
-__device__ inline A rescaled(const MaxSum<A> &s, A m) {
-    return s.max == A(-INFINITY) ? A(0) : s.sum * exp_acc(s.max - m);
-}
 // One exponential a merge, not two: the part that holds the larger max needs none (its factor would be exp(0) = 1).
-// (The warp's butterfly merges five times a row, the mailbox C - 1 times, in every thread: on the H100 the softmax
-// forward at 4096 x 32768 issued 20 % of its instructions there.)
+// An empty smaller part (max -inf) counts 0, not 0 * exp(NaN). (The warp's butterfly merges five times a row, the
+// mailbox C - 1 times, in every thread: on the H100 the softmax forward at 4096 x 32768 issued 20 % of its
+// instructions there.)
 template <typename A>
 __device__ inline MaxSum<A> merge(const MaxSum<A> &a, const MaxSum<A> &b) {
     const A m = fmax(a.max, b.max);
@@ -497,12 +494,12 @@ __device__ inline MaxSum<A> merge(const MaxSum<A> &a, const MaxSum<A> &b) {
     return {m, (a_larger ? a.sum : b.sum) + small};
 }
 template <typename A>
-__device__ inline MaxSum<A> shfl_xor(const MaxSum<A> &s, int mask) {
-    return {__shfl_xor_sync(0xffffffffu, s.max, mask), __shfl_xor_sync(0xffffffffu, s.sum, mask)};
-}
-template <typename A>
 __device__ inline MaxSum<A> pick(bool first, const MaxSum<A> &a, const MaxSum<A> &b) {
     return {first ? a.max : b.max, first ? a.sum : b.sum};
+}
+template <typename A>
+__device__ inline MaxSum<A> shfl_xor(const MaxSum<A> &s, int mask) {
+    return {__shfl_xor_sync(0xffffffffu, s.max, mask), __shfl_xor_sync(0xffffffffu, s.sum, mask)};
 }
 
 // LayerNorm: count, mean and M2 = sum of (x - mean)^2 of a part; Chan et al.'s merge of Welford's statistics.
@@ -1270,6 +1267,11 @@ cudaError_t allow_shared(Kernel kernel, size_t dynamic) {
     });
 }
 
+// STAGE_NEXT's shared memory a block: two sets of each thread's packs (Staging).
+inline size_t staged_bytes(const Plan &p) {
+    return 2 * (size_t)p.block * p.ppt * course::kPackBytes;
+}
+
 // Grid size, shared memory and workspace of a plan whose row layout shape_plan chose. A cluster plan that the GPU
 // cannot hold (no cluster of that size fits) becomes a split plan when the version was left to choose (AUTO).
 // backward_smem_per_thread: the dynamic shared memory a backward block needs per thread (the norms keep each thread's
@@ -1281,7 +1283,7 @@ cudaError_t size_plan(Kernel kernel, int version, int backward, int64_t rows, in
     p->smem = backward ? backward_smem_per_thread * (size_t)p->block : 0;
     if (p->flags) {  // an EXP kernel (shape_plan): its mailbox first, then two sets of each thread's packs if staged
         p->smem += mailbox_bytes(stats_bytes);
-        if (p->flags & ROWWISE_FLAG_STAGE_NEXT) p->smem += 2 * (size_t)p->block * p->ppt * course::kPackBytes;
+        if (p->flags & ROWWISE_FLAG_STAGE_NEXT) p->smem += staged_bytes(*p);
         CUDA_RETURN_IF_ERROR(allow_shared(kernel, p->smem));
     }
     const int64_t waves = p->waves > 0 ? p->waves : backward ? kBackwardWaves : kForwardWaves;
