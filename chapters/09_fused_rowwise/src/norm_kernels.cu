@@ -265,14 +265,17 @@ __global__ void __launch_bounds__(kMaxBackwardThreads, min_blocks(backward_fits_
 #pragma unroll
                 for (int k = 0; k < Sl::K; ++k)
                     if (WHOLE) weight_pack(wv, wl, k);
+                PerPack<backward_chains<Sl, WHOLE>(), A> gx(A(0)), gs(A(0));  // side by side: the sums' chains of adds
                 RW_EACH(Sl::K, Sl::S) {
                     if (Sl::valid(count, k, j)) {
                         const A xhat = (xv.get(k, j) - mean) * rstd;
                         const A g = gv.get(k, j) * wv.get(k, j);
-                        s.v[0] += g * xhat;
-                        if constexpr (!RMS) s.v[1] += g;
+                        gx.add(k, g * xhat);
+                        if constexpr (!RMS) gs.add(k, g);
                     }
                 }
+                s.v[0] = gx.sum();
+                if constexpr (!RMS) s.v[1] = gs.sum();
                 return s;
             },
             [&](const St &total) {

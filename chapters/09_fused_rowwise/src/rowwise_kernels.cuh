@@ -211,6 +211,7 @@ struct Slice {
     static constexpr int S = Pack<T>::size;
     static constexpr int W = course::kPackBytes / 4;  // 32-bit words per pack
     static constexpr int K = LAYOUT == kBody ? PPT + 1 : PPT;
+    static constexpr int kLayout = LAYOUT;
     static constexpr bool PACKED = LAYOUT != kSingles;  // body packs are 16-byte packs too
     uint32_t w[K][W];
 
@@ -452,6 +453,43 @@ struct Slice {
 // packs stay in registers (a run-time index would move them to local memory).
 #define RW_EACH(PPT, S) \
     _Pragma("unroll") for (int k = 0; k < (PPT); ++k) _Pragma("unroll") for (int j = 0; j < (S); ++j)
+
+// A thread's sum over the elements it holds, as N partial sums side by side (pack k adds to sum k % N), added
+// pairwise at the end. One running sum over all K S elements is one chain of K S dependent adds, each waiting for
+// the one before (4 cycles a step); N sums make N shorter chains that run at once. The compiler does not reorder
+// float adds by itself, --use_fast_math or not: the order is the code's.
+// Where: backward_chains below.
+template <int N, typename A>
+struct PerPack {
+    A p[N];
+    __device__ explicit PerPack(A init) {
+#pragma unroll
+        for (int i = 0; i < N; ++i) p[i] = init;
+    }
+    __device__ void add(int k, A x) {
+        p[k % N] += x;
+    }
+    __device__ A sum() const {
+        A q[N];
+#pragma unroll
+        for (int i = 0; i < N; ++i) q[i] = p[i];
+#pragma unroll
+        for (int w = 1; w < N; w *= 2)
+#pragma unroll
+            for (int i = 0; i + w < N; i += 2 * w) q[i] += q[i + w];
+        return q[0];
+    }
+};
+
+// Partial sums side by side in the backward's reductions: one a pack (1 or 2) for 16-byte rows over several blocks,
+// whose kernels run at 128 registers, few warps a scheduler to hide a chain's wait: on the H100 at 4096 x 32768 they
+// gained 5-15 points of the copy (LayerNorm bf16 70 -> 75 %, RMSNorm bf16 74 -> 84, float32 63 -> 76 and 65 -> 70).
+// Whole rows, the aligned body and the forwards measured the same or up to 1.3 points slower with them, so they keep
+// one sum (NOTES.md, "Seventh pass").
+template <typename Sl, bool WHOLE>
+__host__ __device__ constexpr int backward_chains() {
+    return !WHOLE && Sl::kLayout == kPacks && Sl::K <= 4 ? Sl::K : 1;
+}
 
 // The same pointer, but the compiler may not assume so: addresses computed from it inside a loop stay in the loop.
 // The norms read the weight and bias once per row; without this, ptxas hoisted their per-pack 64-bit addresses out

@@ -159,10 +159,12 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
                 }
             },
             [&] {
-                St s = St::empty();
+                PerPack<backward_chains<Sl, WHOLE>(), A> dots(A(0));  // side by side: the sum's chains of adds
                 RW_EACH(Sl::K, Sl::S) {
-                    if (Sl::valid(count, k, j)) s.v[0] += yv.get(k, j) * gv.get(k, j);
+                    if (Sl::valid(count, k, j)) dots.add(k, yv.get(k, j) * gv.get(k, j));
                 }
+                St s;
+                s.v[0] = dots.sum();
                 return s;
             },
             [&](const St &total) {
