@@ -1033,8 +1033,9 @@ __global__ void __launch_bounds__(1024)
 
 // ---- which instantiation a launch takes ---------------------------------------------------------------------------
 // Make::get<PPT, LAYOUT, WHOLE>() names one kernel. Built: forward 2 and 4 packs per thread (float32 also 8: 16
-// blocks of a cluster then hold 2^18 elements), backward 1 and 2; float64 one size (forward 2, backward 1); each
-// in the three row layouts, for kWhole only (WHOLE) or for the other modes. nullptr for a pack count not built.
+// blocks of a cluster then hold 2^18 elements; bfloat16 8 for the switches only), backward 1 and 2; float64 one size
+// (forward 2, backward 1); each in the three row layouts, for kWhole only (WHOLE) or for the other modes. nullptr for a
+// pack count not built.
 template <typename K, typename Make, int PPT, int LAYOUT>
 K pick_mode(bool whole) {
     return whole ? Make::template get<PPT, LAYOUT, true>() : Make::template get<PPT, LAYOUT, false>();
@@ -1072,9 +1073,7 @@ K pick_experimental_forward(int ppt) {
     if constexpr (std::is_same<T, float>::value || std::is_same<T, __nv_bfloat16>::value) {
         if (ppt == 2) return Make::template get<2, kPacks, false, true>();
         if (ppt == 4) return Make::template get<4, kPacks, false, true>();
-        if constexpr (sizeof(T) == 4) {
-            if (ppt == 8) return Make::template get<8, kPacks, false, true>();
-        }
+        if (ppt == 8) return Make::template get<8, kPacks, false, true>();  // bfloat16: these kernels only
     }
     (void)ppt;
     return nullptr;
@@ -1185,8 +1184,18 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
     // float32, the pack counts of pick_experimental_*); ROWWISE_FLAG_NONE: none, the kernels before them.
     const int asked = tuning ? tuning->flags : 0;
     const bool built = (std::is_same<T, float>::value || std::is_same<T, __nv_bfloat16>::value) &&
-                       (backward ? ppt <= 2 : ppt >= 2 && ppt <= (sizeof(T) == 4 ? 8 : 4));
+                       (backward ? ppt <= 2 : ppt >= 2 && ppt <= 8);
     p->flags = asked != 0 ? asked & ROWWISE_FLAG_ALL : built ? defaults : 0;
+    // bfloat16 forwards with the switches whose 16-byte rows need 4 or more blocks of kMaxThreads at 4 packs
+    // (n > 3 * 16384) take 8 packs, as float32 does: twice the bytes a block moves a row step for the same
+    // reductions and waits. H100, % of the copy, 4 -> 8 packs: 2^18 softmax 72 -> 84, LayerNorm 50 -> 67, RMSNorm
+    // 81 -> 83; 131072: 75 -> 87, 60 -> 74, 82 -> 85; 65536: LayerNorm 74 -> 81, the others the same (NOTES.md,
+    // "Seventh pass"). Built for these kernels only.
+    if (!backward && std::is_same<T, __nv_bfloat16>::value && p->packed == kPacks && p->flags != 0 &&
+        !(tuning && tuning->packs_per_thread) && ceil_div(n, (int64_t)max_group * ppt * S) >= 4) {
+        ppt = 8;
+        p->ppt = ppt;
+    }
     const int64_t capacity = (int64_t)max_group * ppt * S;
     int64_t C = tuning && tuning->blocks_per_row ? tuning->blocks_per_row : ceil_div(n, capacity);
     // In a cluster, at least kClusterMin blocks a row (smaller blocks): more of them per SM, at different steps of

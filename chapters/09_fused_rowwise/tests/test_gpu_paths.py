@@ -92,12 +92,14 @@ def test_softmax_backward_every_version(version, small):
     torch.testing.assert_close(x.grad.double().cpu(), x64.grad, rtol=1e-4, atol=1e-7)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("op", ["softmax", "layer_norm", "rms_norm"])
 def test_rows_longer_than_a_block(op, dtype, small):
-    n = (1 << 18) if not small else (1 << 16) + 8
-    check(op, inputs((3, n), dtype, "cuda", scale=2.0), 0)
+    # small (the sanitizer's size): still over 3 * 16384 elements, so that bfloat16 takes its 8-pack kernels too
+    n = (1 << 18) if not small else 3 * (1 << 14) + 8
+    x = inputs((3, n), dtype, "cuda", scale=2.0)
+    assert "8 packs" in describe(x, op), describe(x, op)
+    check(op, x, 0)
 
 
 @pytest.mark.parametrize("tune", [[128, 2, 0], [512, 4, 0], [0, 0, 3], [0, 0, 3, 1], [0, 0, 3, 1000], [256, 2, 0, 1]])
@@ -180,7 +182,7 @@ def test_long_rows_take_the_switches_by_default(op, dtype):
     """Rows over a cluster take the mailbox, the L2 prefetch of the next row (the norms, forward and backward) and
     the staged next row (forwards: the softmax's, RMSNorm's up to 64 KB of staged rows a block, LayerNorm's in blocks
     of 512), unless tune says otherwise, where kernels are built for them (bfloat16, float32); float16 runs without
-    them."""
+    them. Forwards of 2^18 take 8 packs a thread in float32 and bfloat16."""
     if torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("thread-block clusters need compute capability 9.0")
     x = torch.empty(2, 32768, device="cuda", dtype=dtype)
@@ -197,7 +199,8 @@ def test_long_rows_take_the_switches_by_default(op, dtype):
             assert "staged rows" not in text, text
     long = torch.empty(2, 1 << 18, device="cuda", dtype=dtype)
     text = describe(long, op)
-    staged = built and not (op == "rms_norm" and dtype == torch.float32)  # 128 KB of staged rows: measured slower
+    assert ("8 packs" in text) == built, text  # float32 and bfloat16 forwards over blocks of 2^18: 8 packs a thread
+    staged = built and op != "rms_norm"  # RMSNorm: 128 KB of staged rows a block at 8 packs, measured slower
     assert ("staged rows" in text) == staged, text
 
 
