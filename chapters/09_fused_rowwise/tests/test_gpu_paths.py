@@ -92,14 +92,15 @@ def test_softmax_backward_every_version(version, small):
     torch.testing.assert_close(x.grad.double().cpu(), x64.grad, rtol=1e-4, atol=1e-7)
 
 
+@pytest.mark.parametrize("version", [0, 5])  # 0: a cluster on sm_90; 5: the split, two launches
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("op", ["softmax", "layer_norm", "rms_norm"])
-def test_rows_longer_than_a_block(op, dtype, small):
+def test_rows_longer_than_a_block(op, dtype, version, small):
     # small (the sanitizer's size): still over 3 * 16384 elements, so that bfloat16 takes its 8-pack kernels too
     n = (1 << 18) if not small else 3 * (1 << 14) + 8
     x = inputs((3, n), dtype, "cuda", scale=2.0)
-    assert "8 packs" in describe(x, op), describe(x, op)
-    check(op, x, 0)
+    assert "8 packs" in describe(x, op, version=version), describe(x, op, version=version)
+    check(op, x, version)
 
 
 @pytest.mark.parametrize("tune", [[128, 2, 0], [512, 4, 0], [0, 0, 3], [0, 0, 3, 1], [0, 0, 3, 1000], [256, 2, 0, 1]])
