@@ -1204,6 +1204,11 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
     // (Rows that fit one block, in version 4 by name, keep 2 blocks: 8 would leave blocks of a warp or less.)
     if (!(tuning && tuning->blocks_per_row) && clusters && version != ROWWISE_SPLIT && C >= 2 && C < kClusterMin)
         C = kClusterMin;
+    // float32 backward rows that fill kClusterMin blocks of kMaxBackwardThreads take twice as many blocks of half the
+    // threads (4096 x 32768 on the H100: 16 blocks of 256 a row).
+    if (backward && sizeof(T) == 4 && !(tuning && tuning->blocks_per_row) && clusters && version != ROWWISE_SPLIT &&
+        C == kClusterMin && ceil_div(n, capacity) == kClusterMin)
+        C *= 2;
     if (version != ROWWISE_AUTO && C < 2) C = 2;  // versions 4 and 5 asked for by name: at least two blocks a row
     p->seg_len = round_up(ceil_div(n, C), S);
     C = ceil_div(n, p->seg_len);
