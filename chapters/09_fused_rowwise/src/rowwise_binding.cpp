@@ -472,6 +472,10 @@ std::string describe_cuda(const Tensor &x, const std::string &name, bool backwar
     const c10::cuda::CUDAGuard guard(x.device());
     rowwise_args a{};
     a.x = x.const_data_ptr();  // alignment as for x itself; the outputs are fresh, aligned allocations
+    // The norms as the modules call them, with a weight and bias (16-byte aligned, as PyTorch allocates them): the plan
+    // may depend on it (plan_tables). Only planned, never read.
+    alignas(16) static const char weight_stand_in[16] = {};
+    if (op != ROWWISE_SOFTMAX) a.w = a.b = weight_stand_in;
     a.rows = rows;
     a.n = n;
     const rowwise_tuning t = tuning_of(tune);

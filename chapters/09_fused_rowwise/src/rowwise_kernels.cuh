@@ -80,6 +80,7 @@ struct Layout {
     int mode;         // Mode
     int packed;       // RowLayout
     int flags;        // experimental switches, ROWWISE_FLAG_* (rowwise.h), for the kernels built for them (EXP)
+    int64_t table;    // kBody: the weight comes as a table of S shifted copies, `table` elements apart (0: not)
 };
 
 // One thread's place: which row group, which segment, which columns.
@@ -90,6 +91,7 @@ struct Ctx {
     int64_t n, seg_begin, seg_end;
     int mode, packed, flags;
     int head, body;  // kBody only (Slice::locate): head elements before the first 16-byte boundary, body packs
+    int64_t table;   // kBody: Layout::table
 };
 
 // WHOLE: a kernel built for kWhole only (one segment a row, starting at column 0): constants the compiler folds.
@@ -113,6 +115,7 @@ __device__ inline Ctx make_ctx(const Layout &L, int64_t n) {
     c.flags = WHOLE || !EXP ? 0 : L.flags;
     c.head = 0;
     c.body = 0;
+    c.table = L.table;
     return c;
 }
 
@@ -339,10 +342,12 @@ struct Slice {
     }
     // The same for a parameter vector. kBody: body pack k of this thread covers the vector's columns head + p S ...
     // head + p S + S - 1 (p = k G + t), which straddle the vector's 16-byte packs p and p + 1 whenever head > 0 (the
-    // vector starts on a 16-byte boundary, the row does not). Both are read (L1 hits: the neighbours read them too)
-    // and funnel-shifted by head elements. Pack p + 1 is read whole only where it lies inside the vector; the last
-    // one may not (the sanitizer sees exact allocations), and its head elements are then read one by one.
-    template <bool LDG>
+    // vector starts on a 16-byte boundary, the row does not). Where the launcher made the vector's table (c.table:
+    // copy h shifted by h elements, shift_table_kernel), pack p of copy `head` holds them, one aligned read. Otherwise
+    // both packs are read (L1 hits: the neighbours read them too) and funnel-shifted by head elements (two loads and
+    // 17 instructions a pack, NOTES.md "Eighth pass"); pack p + 1 is read whole only where it lies inside the vector
+    // (the sanitizer sees exact allocations), else its head elements one by one.
+    template <bool LDG, bool TABLE = false>  // TABLE: built for c.table (the backward's); the forwards are not
     __device__ void load_vector_pack(const T *__restrict__ vec, const Ctx &c, int count, int k) {
         if constexpr (LAYOUT != kBody) {
             load_pack<LDG>(vec, c, count, k);
@@ -355,6 +360,11 @@ struct Slice {
             w[k][0] = w[k][1] = w[k][2] = w[k][3] = 0;
             if (k >= (count & 0xff)) return;
             const int p = k * c.G + c.t;
+            if (TABLE &&
+                c.table != 0) {  // copy `head` of the table (row 0 is the vector itself: load_edges reads that)
+                put_words(w[k], read16<LDG>(segment + c.head * c.table + p * S));
+                return;
+            }
             uint32_t lo[W], hi[W] = {0, 0, 0, 0};
             put_words(lo, read16<LDG>(segment + p * S));
             if (c.head > 0) {
@@ -1099,6 +1109,9 @@ struct Plan {
     size_t stats_bytes = 0;    // split modes: rows x C statistics
     size_t partial_bytes = 0;  // backward: one [slots][n] array of partial sums per wanted gradient
     int partials = 0;          // how many such arrays (dweight, dbias)
+    int tables = 0;            // kBody: the weight's tables made for the launch (plan_tables)
+    int64_t table = 0;         // their row length (n rounded up to a pack), 0 when none
+    size_t table_bytes = 0;    // one table
 };
 
 inline int64_t ceil_div(int64_t a, int64_t b) {
@@ -1385,11 +1398,11 @@ cudaError_t size_plan(Kernel kernel, int version, int backward, int64_t rows, in
 }
 
 inline size_t workspace_of(const Plan &p) {
-    return p.stats_bytes + (size_t)p.partials * p.partial_bytes;
+    return p.stats_bytes + (size_t)p.partials * p.partial_bytes + (size_t)p.tables * p.table_bytes;
 }
 
 inline Layout layout_of(const Plan &p, int mode) {
-    return Layout{p.group, p.segments, p.seg_len, mode, p.packed, p.flags};
+    return Layout{p.group, p.segments, p.seg_len, mode, p.packed, p.flags, p.table};
 }
 
 // Launch `kernel` as the plan says: a cluster launch (cudaLaunchKernelEx with the cluster's size as an attribute)
@@ -1416,7 +1429,7 @@ cudaError_t sum_partials(const Plan &p, const void *partial, int64_t n, void *ou
 
 // Where the parts of the workspace start.
 struct Workspace {
-    void *stats, *partial[2];
+    void *stats, *partial[2], *table[2];
 };
 inline Workspace carve(const Plan &p, void *base) {
     char *at = static_cast<char *>(base);
@@ -1424,7 +1437,55 @@ inline Workspace carve(const Plan &p, void *base) {
     w.stats = at;
     w.partial[0] = at + p.stats_bytes;
     w.partial[1] = at + p.stats_bytes + p.partial_bytes;
+    w.table[0] = at + p.stats_bytes + (size_t)p.partials * p.partial_bytes;
+    w.table[1] = static_cast<char *>(w.table[0]) + p.table_bytes;
     return w;
+}
+
+// kBody with a weight: rows of odd length start at S places relative to 16 bytes, and a body pack then needs the
+// weight's elements head .. head + S - 1 of its columns, which straddle two of the weight's packs. The launcher can
+// make a table of S copies, copy h shifted by h elements (copy 0 is the weight), so that each body pack reads one
+// aligned pack of copy `head`: a small launch (S n elements) instead of two loads and a shift in every pack of every
+// row. Made for the backward in 16-bit types (8 elements a pack, the shift costs most) where the rows are many more
+// than the table's copies (kTableRows). H100, bf16 backward, % of the copy: 16384 x 4097 LayerNorm 72 -> 75, RMSNorm
+// 79 -> 86; 65536 x 1025 62 -> 65, 72 -> 78. Not for the forwards (the launch cost more than the reads saved: RMSNorm
+// 96 -> 94) nor float32 (4 elements a pack, a shift of whole words: RMSNorm 93 -> 91). NOTES.md, "Eighth pass".
+constexpr int64_t kTableRows = 64;
+
+template <typename T>
+__global__ void shift_table_kernel(const T *__restrict__ vec, int64_t n, int64_t stride, T *__restrict__ table) {
+    const int64_t count = (int64_t)Pack<T>::size * stride;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t h = i / stride, column = i % stride + h;
+        table[i] = column < n ? vec[column] : from_acc<T>(acc_t<T>(0));
+    }
+}
+
+// The plan's tables: `vectors` of them (the vectors the launch reads), for kBody backward launches of many rows.
+template <typename T>
+void plan_tables(Plan *p, int64_t rows, int64_t n, int vectors) {
+    if (p->packed != kBody || sizeof(T) != 2 || vectors == 0 || rows < kTableRows) return;
+    p->tables = vectors;
+    p->table = round_up(n, Pack<T>::size);
+    p->table_bytes = align256((size_t)Pack<T>::size * p->table * sizeof(T));
+}
+
+// Makes the plan's tables from the vectors that are not NULL (in order), and points those at their tables.
+template <typename T>
+cudaError_t make_tables(const Plan &p, const Workspace &ws, int64_t n, const T **vectors, int count,
+                        cudaStream_t stream) {
+    if (p.tables == 0) return cudaSuccess;
+    int made = 0;
+    for (int i = 0; i < count; ++i) {
+        if (vectors[i] == nullptr) continue;
+        T *table = static_cast<T *>(ws.table[made++]);
+        const int64_t elements = (int64_t)Pack<T>::size * p.table;
+        const int64_t blocks = ceil_div(elements, 256) < 1024 ? ceil_div(elements, 256) : 1024;
+        shift_table_kernel<T><<<(unsigned)blocks, 256, 0, stream>>>(vectors[i], n, p.table, table);
+        CUDA_RETURN_IF_ERROR(cudaGetLastError());
+        vectors[i] = table;
+    }
+    return made == p.tables ? cudaSuccess : cudaErrorInvalidValue;
 }
 
 inline bool args_packed(const rowwise_args *a, size_t element) {
@@ -1460,6 +1521,10 @@ inline void describe(const Plan &p, char *text, size_t bytes) {
                  p.flags & ROWWISE_FLAG_PREFETCH_L2 ? " L2 prefetch" : "",
                  p.flags & ROWWISE_FLAG_STAGE_NEXT ? " staged rows" : "",
                  p.flags & ROWWISE_FLAG_MAILBOX ? " mailbox" : "", p.flags & ROWWISE_FLAG_REBUILT ? " rebuilt" : "");
+    }
+    if (p.tables) {  // kBody: the weight as a table of shifted copies (plan_tables)
+        const size_t used = strlen(text);
+        snprintf(text + used, bytes > used ? bytes - used : 0, "; the weight from shifted copies");
     }
 }
 

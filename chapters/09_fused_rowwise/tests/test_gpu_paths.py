@@ -177,6 +177,20 @@ def test_describe_names_the_launch():
     assert "single elements" in describe(torch.randn(16, 7, device="cuda", dtype=torch.bfloat16), "softmax")
 
 
+def test_odd_rows_take_the_weights_table_where_it_pays():
+    """The norms' backward of odd 16-bit rows, many of them, reads the weight from a table of shifted copies (one
+    aligned read a pack); few rows, float32 and the forwards shift the weight's packs in registers. The gradients
+    of both ways are checked by the tests with gradients (rows from 15 to 3000)."""
+    for op in ("layer_norm", "rms_norm"):
+        many = torch.empty(64, 4097, device="cuda", dtype=torch.bfloat16)
+        assert "shifted copies" in describe(many, op, backward=True)
+        assert "shifted copies" in describe(many.half(), op, backward=True)
+        assert "shifted copies" not in describe(many, op)
+        assert "shifted copies" not in describe(many[:63], op, backward=True)
+        assert "shifted copies" not in describe(many.float(), op, backward=True)
+        assert "shifted copies" not in describe(many[:, :4096], op, backward=True)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
 @pytest.mark.parametrize("op", ["softmax", "layer_norm", "rms_norm"])
 def test_long_rows_take_the_switches_by_default(op, dtype):
