@@ -360,8 +360,8 @@ struct Slice {
             w[k][0] = w[k][1] = w[k][2] = w[k][3] = 0;
             if (k >= (count & 0xff)) return;
             const int p = k * c.G + c.t;
-            if (TABLE &&
-                c.table != 0) {  // copy `head` of the table (row 0 is the vector itself: load_edges reads that)
+            // Copy `head` of the table (its row 0 is the vector itself: load_edges reads that one).
+            if (TABLE && c.table != 0) {
                 put_words(w[k], read16<LDG>(segment + c.head * c.table + p * S));
                 return;
             }

@@ -258,13 +258,14 @@ def test_whole_rows_walked_or_not_give_the_same_bits(op, dtype):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
-@pytest.mark.parametrize("n", [255, 1025, 4097])
+@pytest.mark.parametrize("n", [255, 1025, 4097, 12289])
 @pytest.mark.parametrize("op", ["layer_norm", "rms_norm"])
 def test_odd_rows_many_per_block_with_gradients(op, n, dtype, small):
     """Odd n, more rows than the grid has row walkers: each group walks several rows, which all start at the same
     place relative to a 16-byte boundary (the launcher's phase_rows), so dweight and dbias sum fixed columns. At 255
     and 1025 a block holds several groups whose rows start at different places: the block's sums add each column
-    from the thread that held it in each group (ColumnSums::write)."""
+    from the thread that held it in each group (ColumnSums::write). bf16 rows take the weight's table in the backward
+    (rows of 12289: over a cluster, each block's segment from its own column)."""
     rows = 600 if small else 3000
     x = inputs((rows, n), dtype, "cuda")
     w, b = params(n, dtype, "cuda")
