@@ -390,13 +390,12 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     CUDA_RETURN_IF_ERROR(allow_shared(kernel, smem_per_thread * p.block));
     CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 1, rows, n, sizeof(A), sizeof(Sums < A, RMS ? 1 : 2 >), partials,
                                    &p, smem_per_thread));
-    plan_tables<T>(&p, rows, n, w != nullptr);
+    plan_table<T>(&p, rows, n, w != nullptr);
     *out = p;
     if (plan_only || n == 0) return cudaSuccess;
     if (workspace_bytes < workspace_of(p)) return cudaErrorInvalidValue;
     const Workspace ws = carve(p, workspace);
-    if (rows > 0)
-        CUDA_RETURN_IF_ERROR(make_tables<T>(p, ws, n, &w, 1, stream));  // kBody: the weight's table, if planned
+    if (rows > 0) CUDA_RETURN_IF_ERROR(make_table<T>(p, ws, n, &w, stream));  // kBody: the weight's table, if planned
     A *partial_w = a->dw != nullptr ? static_cast<A *>(ws.partial[0]) : nullptr;
     A *partial_b = !RMS && a->db != nullptr ? static_cast<A *>(ws.partial[a->dw != nullptr ? 1 : 0]) : nullptr;
     auto *stats = static_cast<Sums<A, RMS ? 1 : 2> *>(ws.stats);

@@ -1109,9 +1109,8 @@ struct Plan {
     size_t stats_bytes = 0;    // split modes: rows x C statistics
     size_t partial_bytes = 0;  // backward: one [slots][n] array of partial sums per wanted gradient
     int partials = 0;          // how many such arrays (dweight, dbias)
-    int tables = 0;            // kBody: the weight's tables made for the launch (plan_tables)
-    int64_t table = 0;         // their row length (n rounded up to a pack), 0 when none
-    size_t table_bytes = 0;    // one table
+    int64_t table = 0;         // kBody: the weight's table of shifted copies, one copy's length; 0: none (plan_table)
+    size_t table_bytes = 0;    // the table's bytes in the workspace
 };
 
 inline int64_t ceil_div(int64_t a, int64_t b) {
@@ -1221,7 +1220,7 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
     // threads: 16 blocks of 256 a row at 32768 (H100, backward, % of the copy: RMSNorm 73 -> 76, LayerNorm 73 -> 75,
     // softmax the same; bf16 the same or slower; NOTES.md, "Eighth pass").
     if (backward && sizeof(T) == 4 && !(tuning && tuning->blocks_per_row) && clusters && version != ROWWISE_SPLIT &&
-        C == kClusterMin && ceil_div(n, capacity) == kClusterMin)
+        ceil_div(n, capacity) == kClusterMin)
         C *= 2;
     if (version != ROWWISE_AUTO && C < 2) C = 2;  // versions 4 and 5 asked for by name: at least two blocks a row
     p->seg_len = round_up(ceil_div(n, C), S);
@@ -1398,7 +1397,7 @@ cudaError_t size_plan(Kernel kernel, int version, int backward, int64_t rows, in
 }
 
 inline size_t workspace_of(const Plan &p) {
-    return p.stats_bytes + (size_t)p.partials * p.partial_bytes + (size_t)p.tables * p.table_bytes;
+    return p.stats_bytes + (size_t)p.partials * p.partial_bytes + p.table_bytes;
 }
 
 inline Layout layout_of(const Plan &p, int mode) {
@@ -1429,7 +1428,7 @@ cudaError_t sum_partials(const Plan &p, const void *partial, int64_t n, void *ou
 
 // Where the parts of the workspace start.
 struct Workspace {
-    void *stats, *partial[2], *table[2];
+    void *stats, *partial[2], *table;
 };
 inline Workspace carve(const Plan &p, void *base) {
     char *at = static_cast<char *>(base);
@@ -1437,8 +1436,7 @@ inline Workspace carve(const Plan &p, void *base) {
     w.stats = at;
     w.partial[0] = at + p.stats_bytes;
     w.partial[1] = at + p.stats_bytes + p.partial_bytes;
-    w.table[0] = at + p.stats_bytes + (size_t)p.partials * p.partial_bytes;
-    w.table[1] = static_cast<char *>(w.table[0]) + p.table_bytes;
+    w.table = at + p.stats_bytes + (size_t)p.partials * p.partial_bytes;
     return w;
 }
 
@@ -1461,31 +1459,26 @@ __global__ void shift_table_kernel(const T *__restrict__ vec, int64_t n, int64_t
     }
 }
 
-// The plan's tables: `vectors` of them (the vectors the launch reads), for kBody backward launches of many rows.
+// The plan's table of the weight, for kBody backward launches of many rows in 16-bit types.
 template <typename T>
-void plan_tables(Plan *p, int64_t rows, int64_t n, int vectors) {
-    if (p->packed != kBody || sizeof(T) != 2 || vectors == 0 || rows < kTableRows) return;
-    p->tables = vectors;
+void plan_table(Plan *p, int64_t rows, int64_t n, bool weight) {
+    if (p->packed != kBody || sizeof(T) != 2 || !weight || rows < kTableRows) return;
     p->table = round_up(n, Pack<T>::size);
     p->table_bytes = align256((size_t)Pack<T>::size * p->table * sizeof(T));
 }
 
-// Makes the plan's tables from the vectors that are not NULL (in order), and points those at their tables.
+// Makes the planned table from *w in the workspace and points *w at it (nothing when the plan has none).
 template <typename T>
-cudaError_t make_tables(const Plan &p, const Workspace &ws, int64_t n, const T **vectors, int count,
-                        cudaStream_t stream) {
-    if (p.tables == 0) return cudaSuccess;
-    int made = 0;
-    for (int i = 0; i < count; ++i) {
-        if (vectors[i] == nullptr) continue;
-        T *table = static_cast<T *>(ws.table[made++]);
-        const int64_t elements = (int64_t)Pack<T>::size * p.table;
-        const int64_t blocks = ceil_div(elements, 256) < 1024 ? ceil_div(elements, 256) : 1024;
-        shift_table_kernel<T><<<(unsigned)blocks, 256, 0, stream>>>(vectors[i], n, p.table, table);
-        CUDA_RETURN_IF_ERROR(cudaGetLastError());
-        vectors[i] = table;
-    }
-    return made == p.tables ? cudaSuccess : cudaErrorInvalidValue;
+cudaError_t make_table(const Plan &p, const Workspace &ws, int64_t n, const T **w, cudaStream_t stream) {
+    if (p.table == 0) return cudaSuccess;
+    T *table = static_cast<T *>(ws.table);
+    int64_t blocks = 0;
+    CUDA_RETURN_IF_ERROR(
+        course::grid_size(shift_table_kernel<T>, 256, 0, (int64_t)Pack<T>::size * p.table, 1, &blocks));
+    shift_table_kernel<T><<<(unsigned)blocks, 256, 0, stream>>>(*w, n, p.table, table);
+    CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    *w = table;
+    return cudaSuccess;
 }
 
 inline bool args_packed(const rowwise_args *a, size_t element) {
@@ -1522,7 +1515,7 @@ inline void describe(const Plan &p, char *text, size_t bytes) {
                  p.flags & ROWWISE_FLAG_STAGE_NEXT ? " staged rows" : "",
                  p.flags & ROWWISE_FLAG_MAILBOX ? " mailbox" : "", p.flags & ROWWISE_FLAG_REBUILT ? " rebuilt" : "");
     }
-    if (p.tables) {  // kBody: the weight as a table of shifted copies (plan_tables)
+    if (p.table) {  // kBody: the weight as a table of shifted copies (plan_table)
         const size_t used = strlen(text);
         snprintf(text + used, bytes > used ? bytes - used : 0, "; the weight from shifted copies");
     }
