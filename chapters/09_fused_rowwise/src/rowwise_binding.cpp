@@ -321,6 +321,7 @@ Tensor softmax_cuda(const Tensor &x_in, int64_t version, c10::IntArrayRef tune) 
     const c10::cuda::CUDAGuard guard(x_in.device());
     const Tensor x = x_in.contiguous();
     Tensor y = at::empty(x.sizes(), x.options());
+    if (n == 0) return y;  // rows of no elements: nothing to launch (as the norms below)
     rowwise_args a{};
     a.x = x.const_data_ptr();
     a.y = y.mutable_data_ptr();
@@ -336,6 +337,7 @@ Tensor softmax_backward_cuda(const Tensor &y_in, const Tensor &dy_in, int64_t ve
     const c10::cuda::CUDAGuard guard(y_in.device());
     const Tensor y = y_in.contiguous(), dy = dy_in.contiguous();
     Tensor dx = at::empty(y.sizes(), y.options());
+    if (n == 0) return dx;
     rowwise_args a{};
     a.x = y.const_data_ptr();
     a.dy = dy.const_data_ptr();

@@ -1223,7 +1223,8 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
         ceil_div(n, capacity) == kClusterMin)
         C *= 2;
     if (version != ROWWISE_AUTO && C < 2) C = 2;  // versions 4 and 5 asked for by name: at least two blocks a row
-    p->seg_len = round_up(ceil_div(n, C), S);
+    // An empty row (n == 0) gets a segment of one pack: nothing runs, but C below must not divide by zero.
+    p->seg_len = round_up(n > 0 ? ceil_div(n, C) : 1, S);
     C = ceil_div(n, p->seg_len);
     if (C < 1) C = 1;
     p->segments = (int)C;

@@ -92,6 +92,30 @@ def test_softmax_backward_every_version(version, small):
     torch.testing.assert_close(x.grad.double().cpu(), x64.grad, rtol=1e-4, atol=1e-7)
 
 
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("op", ["softmax", "layer_norm", "rms_norm"])
+def test_rows_of_no_elements_every_version(op, version):
+    """Rows of 0 elements, each version asked for by name: empty outputs and gradients, as torch gives (the planner
+    once divided by zero here; test_ops.py asks it on the CPU)."""
+    if version in (1, 2) and op != "softmax":
+        pytest.skip("versions 1 and 2 are softmax forwards")
+    if version == 4 and torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("thread-block clusters need compute capability 9.0")
+    x = torch.empty(3, 0, device="cuda").requires_grad_()
+    w, b = (torch.empty(0, device="cuda").requires_grad_() for _ in range(2))
+    if op == "softmax":
+        y, leaves = softmax(x, version=version), (x,)
+    elif op == "layer_norm":
+        y, leaves = layer_norm(x, w, b, version=version), (x, w, b)
+    else:
+        y, leaves = rms_norm(x, w, 1e-5, version=version), (x, w)
+    assert y.shape == (3, 0)
+    if version in (1, 2):
+        return  # forward kernels only
+    grads = torch.autograd.grad(y, leaves, torch.empty_like(y))
+    assert [g.shape for g in grads] == [t.shape for t in leaves]
+
+
 @pytest.mark.parametrize("version", [0, 5])  # 0: a cluster on sm_90; 5: the split, two launches
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("op", ["softmax", "layer_norm", "rms_norm"])

@@ -3,6 +3,10 @@ shapes, odd sizes, empty and one-row inputs, non-contiguous inputs, and the erro
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 from helpers import DEVICES, DTYPES, assert_no_worse_than_torch, inputs, params, reference, torch_op
@@ -48,6 +52,32 @@ def test_empty(op, shape, device):
     w, b = params(shape[-1], torch.float32, device)
     y, args = run(op, x, w, b)
     assert y.shape == x.shape
+
+
+# Asks the C header's check (rowwise_unsupported, which plans the launch as the kernels would) about rows of no
+# elements, for every op, pass, version and dtype; prints one line each.
+_EMPTY_ROW_PROBE = """
+import ctypes
+from rowwise import ops
+lib = ctypes.CDLL(ops._C.__file__)
+lib.rowwise_unsupported.restype = ctypes.c_char_p
+lib.rowwise_unsupported.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int64]
+for op in range(3):
+    for backward in (0, 1):
+        for version in range(6):
+            for dtype in range(4):
+                print(op, backward, version, dtype, lib.rowwise_unsupported(op, backward, version, dtype, 0))
+"""
+
+
+def test_the_planner_takes_rows_of_no_elements_in_every_version():
+    """A row of 0 elements split over blocks (versions 4 and 5, or tune's blocks per row) once made the planner divide
+    by zero: SIGFPE, the process gone, where torch gives an empty tensor. Asked in a process of its own, so that such
+    a crash fails this test instead of ending pytest. (On the GPU, test_gpu_paths runs the ops themselves.)"""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    done = subprocess.run([sys.executable, "-c", _EMPTY_ROW_PROBE], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, f"the planner crashed on an empty row (exit {done.returncode}): {done.stderr[-2000:]}"
+    assert len(done.stdout.splitlines()) == 3 * 2 * 6 * 4
 
 
 @pytest.mark.parametrize("device", DEVICES)
