@@ -1183,31 +1183,27 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
         if (p->packed == kBody && !body) p->packed = kSingles;
         return true;
     }
-    // A row over C blocks. Forward rows that would need more blocks than a cluster holds take more packs per thread
-    // (built: 2 and 4 for 16-bit types, 4 and 8 for float32); float32 forwards take 8 in any case (on the H100 at
-    // 4096 x 32768: LayerNorm 587 -> 436 µs, RMSNorm 465 -> 398; NOTES.md, "Long rows: the switches measured").
-    if (!backward && sizeof(T) == 4 && !(tuning && tuning->packs_per_thread)) ppt = 8;
-    while (!backward && !(tuning && tuning->packs_per_thread) && sizeof(T) != 8 && ppt < (sizeof(T) == 4 ? 8 : 4) &&
-           ceil_div(n, (int64_t)max_group * ppt * S) > kMaxCluster) {
-        ppt *= 2;
+    // A row over C blocks. Packs per thread, where tune leaves them to the kernels: float32 forwards take 8 (on the
+    // H100 at 4096 x 32768: LayerNorm 587 -> 436 µs, RMSNorm 465 -> 398; NOTES.md, "Long rows: the switches
+    // measured"), and so do bfloat16 forwards with the switches whose 16-byte rows need 4 or more blocks of
+    // kMaxThreads at 4 packs (n > 3 * 16384): twice the bytes a block moves a row step for the same reductions and
+    // waits. H100, % of the copy, 4 -> 8 packs: 2^18 softmax 72 -> 84, LayerNorm 50 -> 67, RMSNorm 81 -> 83; 131072:
+    // 75 -> 87, 60 -> 74, 82 -> 85; 65536: LayerNorm 74 -> 81, the others the same (NOTES.md, "Seventh pass").
+    // The switches: those tune asks for, or (0) the op's defaults; ROWWISE_FLAG_NONE: none, the kernels before them.
+    const int asked = tuning ? tuning->flags : 0;
+    const int switches = asked != 0 ? asked & ROWWISE_FLAG_ALL : defaults;
+    if (!backward && !(tuning && tuning->packs_per_thread)) {
+        if (sizeof(T) == 4) ppt = 8;
+        if (std::is_same<T, __nv_bfloat16>::value && p->packed == kPacks && switches != 0 &&
+            ceil_div(n, (int64_t)max_group * ppt * S) >= 4)
+            ppt = 8;
     }
     p->ppt = ppt;
-    // The switches: those tune asks for, or (0) the op's defaults, where kernels are built for them (bfloat16 and
-    // float32, the pack counts of pick_experimental_*); ROWWISE_FLAG_NONE: none, the kernels before them.
-    const int asked = tuning ? tuning->flags : 0;
+    // Asked for, the switches are the caller's; by default they apply where kernels are built for them (bfloat16 and
+    // float32, the pack counts of pick_experimental_*).
     const bool built = (std::is_same<T, float>::value || std::is_same<T, __nv_bfloat16>::value) &&
                        (backward ? ppt <= 2 : ppt >= 2 && ppt <= 8);
-    p->flags = asked != 0 ? asked & ROWWISE_FLAG_ALL : built ? defaults : 0;
-    // bfloat16 forwards with the switches whose 16-byte rows need 4 or more blocks of kMaxThreads at 4 packs
-    // (n > 3 * 16384) take 8 packs, as float32 does: twice the bytes a block moves a row step for the same
-    // reductions and waits. H100, % of the copy, 4 -> 8 packs: 2^18 softmax 72 -> 84, LayerNorm 50 -> 67, RMSNorm
-    // 81 -> 83; 131072: 75 -> 87, 60 -> 74, 82 -> 85; 65536: LayerNorm 74 -> 81, the others the same (NOTES.md,
-    // "Seventh pass"). Built for these kernels only.
-    if (!backward && std::is_same<T, __nv_bfloat16>::value && p->packed == kPacks && p->flags != 0 &&
-        !(tuning && tuning->packs_per_thread) && ceil_div(n, (int64_t)max_group * ppt * S) >= 4) {
-        ppt = 8;
-        p->ppt = ppt;
-    }
+    p->flags = asked != 0 || built ? switches : 0;
     const int64_t capacity = (int64_t)max_group * ppt * S;
     int64_t C = tuning && tuning->blocks_per_row ? tuning->blocks_per_row : ceil_div(n, capacity);
     // In a cluster, at least kClusterMin blocks a row (smaller blocks): more of them per SM, at different steps of
