@@ -10,6 +10,9 @@
 //   split rows   segments of whole packs that cover the row, none of them empty, each within its group; a cluster
 //                of at most 16 blocks
 // Rows of 0 elements: any version plans them (nothing launches), and none divides by zero doing so.
+// The walk (body_walkers): where a group of the 16-byte body layout walks several rows, one every slots x R rows (R
+// groups a block), that step is a whole number of phase_rows, so every row it walks starts at the same place relative
+// to 16 bytes (its thread keeps the same columns: the weight's gradient sums them per column).
 #include <cstdio>
 #include <vector>
 
@@ -96,10 +99,32 @@ long check(const char *name) {
     return broken;
 }
 
+long check_walks() {
+    long walks = 0, broken = 0;
+    for (int64_t phase : {1, 2, 4, 8})
+        for (int groups = 1; groups <= 64; ++groups)
+            for (int64_t walkers = 1; walkers <= 3000; walkers += walkers < 64 ? 1 : 37)
+                for (int64_t rows : {1, 7, 64, 1000, 4097, 65536, 1 << 20}) {
+                    Plan p;
+                    p.packed = kBody;
+                    p.phase_rows = phase;
+                    const int64_t slots = body_walkers(p, walkers, groups, rows);
+                    ++walks;
+                    const char *why = slots < 1                                              ? "no walker"
+                                      : slots * groups < rows && slots * groups % phase != 0 ? "rows at two phases"
+                                                                                             : nullptr;
+                    if (why != nullptr && ++broken <= 10)
+                        printf("walk: %s (phase %lld, %d groups a block, %lld walkers, %lld rows: %lld slots)\n", why,
+                               (long long)phase, groups, (long long)walkers, (long long)rows, (long long)slots);
+                }
+    printf("%-8s %9ld walks, %ld break a promise\n", "walks", walks, broken);
+    return broken;
+}
+
 }  // namespace
 
 int main() {
     const long broken = check<float>("float32") + check<double>("float64") + check<__half>("float16") +
-                        check<__nv_bfloat16>("bfloat16");
+                        check<__nv_bfloat16>("bfloat16") + check_walks();
     return broken == 0 ? 0 : 1;
 }

@@ -1,6 +1,7 @@
 """The planner's promises, on any machine: build/plan_check (tests/plan_check.cu, built by `make build`) runs the
 kernels' planner (shape_plan, host code) over every op's pass, version, dtype, row layout and a grid of tunes, rows of
-0 to 3 million elements, and fails if a plan leaves part of a row to no thread or divides by zero on an empty row."""
+0 to 3 million elements, and fails if a plan leaves part of a row to no thread, divides by zero on an empty row, or
+walks a group through odd rows at two 16-byte phases."""
 
 from __future__ import annotations
 
