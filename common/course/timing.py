@@ -2,15 +2,24 @@
 
     t = time_cuda(lambda: op(x, b))            # Timing(median_ms=..., ...)
     bandwidth_gbs(bytes_moved, t.median_ms)    # effective GB/s
+    t = time_cuda(step, host_ahead=True)       # the GPU's time alone, and the host's per call (t.host_ms)
 
 GPU launches return before the work is done, so a host clock around a launch measures only the launch. CUDA events
 are recorded on the stream and timestamp the work itself. Warm-up keeps one-off costs (module loading, the caching
 allocator's first allocations, cuBLAS handles, JIT compilation) out of the numbers.
+
+Events time the work between them, gaps included: where the host needs about as long to issue a call as the GPU
+needs to run it (an autograd step of a few hundred microseconds: its engine alone costs the host ~125 µs), the GPU
+waits for the host between kernels and the events time the host's pace. host_ahead=True queues the timed calls
+behind GPU work that lasts longer than the host takes to issue them all, so the GPU runs them back to back, as in a
+training step whose host is ahead; it also reports the host's time per call, to show where a call alone would be
+host-bound.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import statistics
 import time
 from collections.abc import Callable
@@ -23,14 +32,15 @@ class Timing:
     min_ms: float
     max_ms: float
     repeats: int
+    host_ms: float | None = None  # host_ahead: the host's time to issue one call (its median over the repeats)
 
     @property
     def median_us(self) -> float:
         return self.median_ms * 1e3
 
 
-def _summarise(samples_ms: list[float]) -> Timing:
-    return Timing(statistics.median(samples_ms), min(samples_ms), max(samples_ms), len(samples_ms))
+def _summarise(samples_ms: list[float], host_ms: float | None = None) -> Timing:
+    return Timing(statistics.median(samples_ms), min(samples_ms), max(samples_ms), len(samples_ms), host_ms)
 
 
 _l2_flush_buffer = None
@@ -38,31 +48,71 @@ _l2_flush_buffer = None
 
 def _flush_l2() -> None:
     """Overwrite a buffer larger than any current GPU's L2 so that the next kernel reads from device memory."""
+    _flush_buffer().zero_()
+
+
+def _flush_buffer():
     global _l2_flush_buffer
     import torch
 
     if _l2_flush_buffer is None:
         _l2_flush_buffer = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device="cuda")
-    _l2_flush_buffer.zero_()
+    return _l2_flush_buffer
 
 
-def time_cuda(fn: Callable[[], object], *, warmup: int = 10, repeat: int = 50, flush_l2: bool = False) -> Timing:
-    """Median time of fn() on the current CUDA stream, measured with CUDA events, after `warmup` untimed calls."""
+def _hold_gpu(ms: float) -> None:
+    """Queue about `ms` of GPU work (writes of a 256 MB buffer) on the current stream and return at once."""
     import torch
 
-    for _ in range(warmup):
+    buffer = _flush_buffer()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    buffer.zero_()
+    end.record()
+    end.synchronize()
+    for _ in range(max(1, math.ceil(ms / max(start.elapsed_time(end), 1e-3)))):
+        buffer.zero_()
+
+
+def time_cuda(
+    fn: Callable[[], object], *, warmup: int = 10, repeat: int = 50, flush_l2: bool = False, host_ahead: bool = False
+) -> Timing:
+    """Median time of fn() on the current CUDA stream, measured with CUDA events, after `warmup` untimed calls.
+
+    host_ahead: the repeats wait in the stream's queue behind GPU work that outlasts the host's time to issue them,
+    so each pair of events times the GPU alone; Timing.host_ms is the host's time per call. If the host took longer
+    than the GPU was held (a slow moment), the repeats are taken again behind a longer hold."""
+    import torch
+
+    issue_ms = []
+    for _ in range(max(warmup, 1 if host_ahead else 0)):
+        begin = time.perf_counter()
         fn()
+        issue_ms.append((time.perf_counter() - begin) * 1e3)
     torch.cuda.synchronize()
     starts = [torch.cuda.Event(enable_timing=True) for _ in range(repeat)]
     ends = [torch.cuda.Event(enable_timing=True) for _ in range(repeat)]
-    for start, end in zip(starts, ends):
-        if flush_l2:
-            _flush_l2()
-        start.record()
-        fn()
-        end.record()
-    torch.cuda.synchronize()
-    return _summarise([start.elapsed_time(end) for start, end in zip(starts, ends)])
+    hold_ms = 2 * repeat * statistics.median(issue_ms) + 1 if host_ahead else 0.0
+    for _ in range(4 if host_ahead else 1):
+        if host_ahead:
+            _hold_gpu(hold_ms)
+        host = []
+        for start, end in zip(starts, ends):
+            if flush_l2:
+                _flush_l2()
+            begin = time.perf_counter()
+            start.record()
+            fn()
+            end.record()
+            host.append((time.perf_counter() - begin) * 1e3)
+        # Every call issued and the GPU still held (it has not reached the first one): none of them waited for the host.
+        ahead = not host_ahead or not starts[0].query()
+        torch.cuda.synchronize()
+        if ahead:
+            samples = [start.elapsed_time(end) for start, end in zip(starts, ends)]
+            return _summarise(samples, statistics.median(host) if host_ahead else None)
+        hold_ms *= 2
+    raise RuntimeError(f"time_cuda(host_ahead=True): the host never got ahead of the GPU (held {hold_ms / 2:.0f} ms)")
 
 
 def time_host_loop(fn: Callable[[], object], *, calls: int = 2000, repeat: int = 7, warmup: int = 200) -> Timing:
@@ -102,23 +152,31 @@ def time_cpu(fn: Callable[[], object], *, warmup: int = 1, repeat: int = 5, budg
     return _summarise(samples)
 
 
+def interleaved_timings(
+    fns: dict[str, Callable[[], object]], *, rounds: int = 7, timer: Callable[..., Timing] | None = None, **timer_args
+) -> dict[str, list[Timing]]:
+    """Each fn timed `rounds` times, taking turns (a, b, c, a, b, c, ...), so that a slow moment of the machine (clock
+    changes, another process) falls on every fn alike. Returns each fn's Timing per round, in round order.
+    timer defaults to time_cuda; its keyword arguments (warmup, repeat, flush_l2, host_ahead) pass through."""
+    timer = timer or time_cuda
+    results: dict[str, list[Timing]] = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            results[name].append(timer(fn, **timer_args))
+    return results
+
+
 def interleaved_rounds(
     fns: dict[str, Callable[[], object]], *, rounds: int = 7, timer: Callable[..., Timing] | None = None, **timer_args
 ) -> dict[str, list[float]]:
-    """Each fn timed `rounds` times, taking turns (a, b, c, a, b, c, ...), so that a slow moment of the machine (clock
-    changes, another process) falls on every fn alike. Returns each fn's per-round median in ms, in round order.
+    """interleaved_timings, keeping each round's median in ms:
 
-        times = interleaved_rounds({"ours": f, "torch": g}, rounds=7, repeat=20)
-        ratios = [t / o for o, t in zip(times["ours"], times["torch"])]   # one speed-up per round
-        goals.check_rounds("speed-up over torch", ratios, ">=", 1.0)      # median, with min and max
-
-    timer defaults to time_cuda; its keyword arguments (warmup, repeat, flush_l2) pass through."""
-    timer = timer or time_cuda
-    results: dict[str, list[float]] = {name: [] for name in fns}
-    for _ in range(rounds):
-        for name, fn in fns.items():
-            results[name].append(timer(fn, **timer_args).median_ms)
-    return results
+    times = interleaved_rounds({"ours": f, "torch": g}, rounds=7, repeat=20)
+    ratios = [t / o for o, t in zip(times["ours"], times["torch"])]   # one speed-up per round
+    goals.check_rounds("speed-up over torch", ratios, ">=", 1.0)      # median, with min and max
+    """
+    timings = interleaved_timings(fns, rounds=rounds, timer=timer, **timer_args)
+    return {name: [t.median_ms for t in per_round] for name, per_round in timings.items()}
 
 
 # Inputs smaller than the L2 cache (50 MB on an H100) stay in it between repeated calls, and a benchmark then

@@ -1,0 +1,45 @@
+"""course.timing's GPU timer: what its events time when the host is slower than the GPU."""
+
+import time
+
+import pytest
+from course.timing import interleaved_rounds, interleaved_timings, time_cuda
+
+HOST_MS = 5.0  # each call below keeps the host busy this long before it launches a tiny kernel
+
+
+def slow_host_call(x):
+    def call():
+        time.sleep(HOST_MS / 1e3)
+        x.add_(1)
+
+    return call
+
+
+@pytest.mark.gpu
+def test_events_time_the_hosts_pace_unless_the_calls_wait_behind_a_held_gpu():
+    import torch
+
+    x = torch.zeros(1024, device="cuda")
+    one_after_another = time_cuda(slow_host_call(x), warmup=1, repeat=5)
+    held = time_cuda(slow_host_call(x), warmup=1, repeat=5, host_ahead=True)
+    # One after another the GPU waits for each launch: the events span the host's sleep.
+    assert one_after_another.median_ms >= 0.9 * HOST_MS
+    assert one_after_another.host_ms is None
+    # Queued behind held work, the events time the kernel alone; the host's time per call is reported.
+    assert held.median_ms < 0.2 * HOST_MS
+    assert held.host_ms >= 0.9 * HOST_MS
+    assert x[0].item() >= 1 + 5 + 1 + 5  # every warm-up and timed call ran (a slow host moment may take more)
+
+
+@pytest.mark.gpu
+def test_interleaved_rounds_keep_each_rounds_median_of_the_timings():
+    import torch
+
+    x = torch.zeros(1 << 20, device="cuda")
+    calls = {"add": lambda: x.add_(1), "mul": lambda: x.mul_(1)}
+    timings = interleaved_timings(calls, rounds=3, warmup=1, repeat=4, host_ahead=True)
+    assert [len(v) for v in timings.values()] == [3, 3]
+    assert all(t.repeats == 4 and t.host_ms is not None for v in timings.values() for t in v)
+    medians = interleaved_rounds(calls, rounds=2, warmup=1, repeat=4)
+    assert [len(v) for v in medians.values()] == [2, 2] and all(m > 0 for v in medians.values() for m in v)
