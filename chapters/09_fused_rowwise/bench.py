@@ -144,8 +144,12 @@ def implementations(op, n, with_compile, with_rungs):
     if with_rungs and op == "softmax":
         for version, name in ((1, "ours v1 naive"), (2, "ours v2 warp online")):
             impls[name] = ours(op, version)
-    if with_rungs and n > 8192:
+    if with_rungs and n > 8192:  # rows over several blocks: each way of splitting them, beside the one ours picks
+        if torch.cuda.get_device_capability()[0] >= 9:
+            impls["ours v4 cluster"] = ours(op, 4)
         impls["ours v5 split"] = ours(op, 5)
+        if op != "layer_norm" and n % 8 == 0:
+            impls["ours v6 reread"] = ours(op, 6)
     if with_compile:
         impls["torch.compile"] = compile_per_shape(eager(op))
     from rowwise import triton_kernels

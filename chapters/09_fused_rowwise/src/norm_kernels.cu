@@ -14,6 +14,9 @@
  *       walks, in its own slots of shared memory (ColumnSums); each block writes its sums as one row of a partial
  *       array [blocks][n] (float); a second kernel (sum_partials_kernel) adds the rows of that array in a fixed
  *       order. No float atomics: two runs give the same bits.
+ *   rms_norm_reread_kernel          version 6, RMSNorm's forward for rows too long for one block's registers: a block
+ *       per row walks it twice, the sum of squares then the output; the second read comes from L2
+ *       (rowwise_kernels.cuh, "version 6").
  * Weight and bias: the forward reads them pack by pack for each row where it uses them (L1 hits), so that a thread
  * holds fewer registers; the backward of rows split over blocks holds the weight over the rows. A missing weight
  * reads as ones and a missing bias as zeros: one code path.
@@ -312,6 +315,56 @@ __global__ void __launch_bounds__(kMaxBackwardThreads, min_blocks(backward_fits_
     if (!WHOLE) finish(c);
 }
 
+// ---- version 6 (RMSNorm forward) ---------------------------------------------------------------------------------
+template <typename T>
+__global__ void __launch_bounds__(1024)
+    rms_norm_reread_kernel(const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ y,
+                           acc_t<T> *__restrict__ rstd_out, int64_t rows, int64_t n, acc_t<T> eps) {
+    using A = acc_t<T>;
+    using St = Sums<A, 1>;
+    constexpr int S = Pack<T>::size;
+    __shared__ Exchange<St> exchange;
+    const Ctx c = reread_ctx(n);
+    const int64_t packs = n / S;
+    const uint64_t keep = l2_keep_policy(), drop = l2_drop_policy();
+    const uint4 *weight = reinterpret_cast<const uint4 *>(w);
+    int parity = 0;
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x, parity ^= 1) {
+        PerPack<kRereadPacks, A> squares(A(0));  // a sum a pack, side by side (short chains of adds)
+        reread_walk(x + row * n, packs, keep, [&](const uint32_t (&v)[kRereadPacks][4], int valid, int64_t) {
+            RW_EACH(kRereadPacks, S) {
+                if (k < valid) {
+                    const A e = Bits<T>::get(v[k], j);
+                    squares.add(k, e * e);
+                }
+            }
+        });
+        St mine;
+        mine.v[0] = squares.sum();
+        const A rstd = rsqrt_acc(reduce_group(mine, c, exchange, parity).v[0] / A(n) + eps);
+        if (threadIdx.x == 0) rstd_out[row] = rstd;
+        uint4 *out = reinterpret_cast<uint4 *>(y + row * n);
+        reread_walk(x + row * n, packs, drop, [&](const uint32_t (&v)[kRereadPacks][4], int valid, int64_t first) {
+#pragma unroll
+            for (int k = 0; k < kRereadPacks; ++k) {
+                if (k >= valid) continue;
+                const int64_t at = first + k * (int64_t)blockDim.x;
+                uint32_t wv[4] = {0, 0, 0, 0};
+                if (weight != nullptr) {
+                    const uint4 q = __ldg(weight + at);  // L1 and L2 hits: every row reads the same weight
+                    wv[0] = q.x, wv[1] = q.y, wv[2] = q.z, wv[3] = q.w;
+                }
+                A r[S];
+                uint32_t q[4];
+#pragma unroll
+                for (int j = 0; j < S; ++j) r[j] = Bits<T>::get(v[k], j) * rstd * (weight ? Bits<T>::get(wv, j) : A(1));
+                Bits<T>::put(q, r);
+                __stcs(out + at, make_uint4(q[0], q[1], q[2], q[3]));
+            }
+        });
+    }
+}
+
 // ---- launchers ---------------------------------------------------------------------------------------------------
 template <typename T, bool RMS>
 using ForwardKernel = void (*)(const T *, const T *, const T *, T *, acc_t<T> *, acc_t<T> *, int64_t, int64_t, acc_t<T>,
@@ -348,7 +401,19 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     // Rows over several blocks: the next row's L2 prefetch and the mailbox in a cluster, forward and backward,
     // measured best on the H100 (NOTES.md, "Long rows: the switches measured", "The prefetch's loop").
     const int defaults = ROWWISE_FLAG_MAILBOX | ROWWISE_FLAG_PREFETCH_L2;
+    if (RMS && version == ROWWISE_AUTO && !backward && prefer_reread<T>(n, p.packed, tuning)) version = ROWWISE_REREAD;
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults)) return cudaErrorInvalidValue;
+    if constexpr (RMS) {
+        if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)
+            if (row_layout(a, sizeof(T)) != kPacks) return cudaErrorInvalidValue;
+            CUDA_RETURN_IF_ERROR(size_plan(rms_norm_reread_kernel<T>, version, 0, rows, n, sizeof(A), 0, 0, &p));
+            *out = p;
+            if (plan_only || rows == 0 || n == 0) return cudaSuccess;
+            return launch(rms_norm_reread_kernel<T>, p, stream, static_cast<const T *>(a->x),
+                          static_cast<const T *>(a->w), static_cast<T *>(a->y), static_cast<A *>(a->rstd), rows, n,
+                          (A)a->eps);
+        }
+    }
     // The forward also stages the next row where that measured faster on the H100 (NOTES.md, "Sixth pass"): RMSNorm
     // unless its two staged segments take more than 64 KB of shared memory a block (float32 at 2^18: 128 KB, slower),
     // LayerNorm in blocks of 512 threads only (2^18; in blocks of 128 at 4096 x 32768 it was 2-3 % slower).

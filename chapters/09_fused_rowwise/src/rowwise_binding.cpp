@@ -74,8 +74,8 @@ void check_stat(const char *name, const Tensor &s, const Tensor &x) {
 }
 
 void check_version(int64_t version, c10::IntArrayRef tune) {
-    TORCH_CHECK_VALUE(version >= 0 && version <= ROWWISE_VERSION_LAST, "version must be one of 0, 1, 2, 3, 4, 5, got ",
-                      version);
+    TORCH_CHECK_VALUE(version >= 0 && version <= ROWWISE_VERSION_LAST,
+                      "version must be one of 0, 1, 2, 3, 4, 5, 6, got ", version);
     TORCH_CHECK_VALUE(tune.empty() || (tune.size() >= 3 && tune.size() <= 5),
                       "tune must be empty or [block threads, packs per thread, blocks per row], [..., waves] or "
                       "[..., waves, flags], got ",
@@ -300,6 +300,11 @@ void run_cuda(rowwise_op op, int backward, int64_t version, const Tensor &x, con
               c10::IntArrayRef tune) {
     const rowwise_tuning t = tuning_of(tune);
     const rowwise_tuning *tuning = tune.empty() ? nullptr : &t;
+    // Version 6 loads whole 16-byte packs: a tensor that starts inside one (a view at an odd offset) cannot take it.
+    const auto aligned = [](const void *p) { return p == nullptr || reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+    TORCH_CHECK_VALUE(version != ROWWISE_REREAD || (aligned(args.x) && aligned(args.w) && aligned(args.y)),
+                      "version 6 loads 16-byte packs: x and weight must start at a multiple of 16 bytes (a view at an "
+                      "offset may not); use version 0");
     size_t bytes = 0;
     const course_dtype dtype = course::dtype_of(x);
     const cudaError_t planned = rowwise_workspace_bytes(op, backward, (int)version, dtype, &args, tuning, &bytes);
@@ -526,7 +531,7 @@ using RmsNormSig = std::tuple<Tensor, Tensor>(const Tensor &, const optional<Ten
 using RmsNormBackwardSig = std::tuple<Tensor, Tensor>(const Tensor &, const Tensor &, const optional<Tensor> &,
                                                       const Tensor &, bool, int64_t, c10::IntArrayRef);
 
-// Versions 1 and 2 are forward kernels only, and version 3's backward holds fewer elements per thread than its
+// Versions 1, 2 and 6 are forward kernels only, and version 3's backward holds fewer elements per thread than its
 // forward (two rows in registers): their backward is version 0's (3 where the row fits). 4 and 5 have their own.
 int64_t backward_version(int64_t version) {
     return version == ROWWISE_CLUSTER || version == ROWWISE_SPLIT ? version : ROWWISE_AUTO;

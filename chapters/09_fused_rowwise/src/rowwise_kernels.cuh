@@ -18,6 +18,9 @@
  *     distributed shared memory in a thread-block cluster (Hopper), or through global memory in a second kernel.
  *   - Blocks walk the rows (a grid-stride loop), so a grid of a few waves covers any number of rows, and each
  *     block's partial sums of dweight and dbias cover all the rows it saw.
+ *   - Version 6 (kReread, forwards of softmax and RMSNorm): a block per row, its threads walking the row in steps of
+ *     kRereadPacks packs each, twice: the statistics, then the output. The second walk reads the row from L2, which
+ *     the first asked to keep it (reread_walk below).
  */
 #pragma once
 
@@ -63,6 +66,7 @@ enum Mode : int {
     kCluster = 1,     // C blocks of a cluster hold a row; statistics meet in distributed shared memory
     kSplitStats = 2,  // C blocks hold a row; each writes its segment's statistics to global memory
     kSplitApply = 3,  // ... and a second launch reads them all, merges, and writes its segment
+    kReread = 4,      // a block walks a row twice, a few packs a thread at a time (version 6, forward)
 };
 
 // Where a thread's elements lie in a row (Slice below).
@@ -689,6 +693,70 @@ __device__ inline void finish(const Ctx &c) {
 #endif
 }
 
+// ---- version 6: a block per row that reads it twice ---------------------------------------------------------------
+// A row too long for one block's registers, without a cluster: the block's threads walk the row in steps of U packs
+// each (thread t loads packs s U B + u B + t of step s, u < U, in a block of B threads: each load instruction of a warp
+// covers 512 consecutive bytes), fold each step into their own statistic, reduce once over the block, and walk the
+// row again to write it. x is read twice, but the second read need not reach device memory: the first walk's loads
+// ask L2 to keep their lines (evict_last), the second walk's to drop them (evict_first), and the stores stream
+// (st.global.cs). The rows in flight on the GPU (a block's each) must then fit in L2 together: prefer_reread says
+// where. torch.compile's looped reductions do the same with Triton's eviction policies (NOTES.md, "Tenth pass").
+constexpr int kRereadPacks = 4;  // U
+
+__device__ inline uint64_t l2_keep_policy() {
+    uint64_t policy;
+    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+    return policy;
+}
+__device__ inline uint64_t l2_drop_policy() {
+    uint64_t policy;
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+    return policy;
+}
+// A 16-byte load with an L2 policy (a cache hint: the result is the same whatever the policy).
+__device__ inline void load16_hinted(uint32_t (&w)[4], const uint4 *p, uint64_t policy) {
+    asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+                 : "l"(p), "l"(policy));
+}
+
+// One walk over a row of `packs` 16-byte packs: visit(w, valid, first) for each step, w[u] holding pack
+// first + u * blockDim.x, of which the first `valid` lie inside the row (the others are zero).
+template <typename Visit>
+__device__ inline void reread_walk(const void *row, int64_t packs, uint64_t policy, Visit visit) {
+    const uint4 *p = static_cast<const uint4 *>(row);
+    const int64_t step = (int64_t)blockDim.x;
+    for (int64_t first = threadIdx.x; first < packs; first += kRereadPacks * step) {
+        uint32_t w[kRereadPacks][4];
+        int valid = 0;
+#pragma unroll
+        for (int u = 0; u < kRereadPacks; ++u) {
+            w[u][0] = w[u][1] = w[u][2] = w[u][3] = 0;
+            if (first + u * step < packs) {
+                load16_hinted(w[u], p + first + u * step, policy);
+                valid = u + 1;
+            }
+        }
+        visit(w, valid, first);
+    }
+}
+
+// The block as one group (reduce_group's view of it): every thread of the block holds part of one row.
+__device__ inline Ctx reread_ctx(int64_t n) {
+    Ctx c{};
+    c.G = (int)blockDim.x;
+    c.t = (int)threadIdx.x;
+    c.R = 1;
+    c.C = 1;
+    c.slot = blockIdx.x;
+    c.slots = gridDim.x;
+    c.n = n;
+    c.seg_end = n;
+    c.mode = kReread;
+    c.packed = kPacks;
+    return c;
+}
+
 // ---- experimental switches (rowwise.h, ROWWISE_FLAG_*): rows over several blocks -----------------------------------
 // Why (NOTES.md, "Rows longer than a block"): a block walking rows does load -> reduce -> cluster barrier -> store,
 // and nothing of its next row is in flight while it reduces and waits. cg::this_cluster().sync() is also a release
@@ -1139,6 +1207,35 @@ inline bool device_has_clusters() {
     return major >= 9 && launch != 0;
 }
 
+// Version 6's block: 512 threads for 16-bit types, 1024 for 32- and 64-bit ones (H100, 4096 x 32768, the best of
+// 256-1024 threads with 4 and 8 packs a step: NOTES.md, "Tenth pass").
+inline int reread_threads(size_t element) {
+    return element >= 4 ? 1024 : 512;
+}
+
+// Whether the version left to choose (AUTO) takes version 6 for a forward of these rows (softmax and RMSNorm; their
+// callers ask). Where a row does not fit one block's registers (whole rows read once are better where they fit),
+// and the rows in flight, one a block with as many blocks an SM as its threads allow, fit in two thirds of L2 (so
+// the second walk reads L2, not device memory). H100, bf16: rows of 16384 < n <= 32768 elements; float32: 8192 < n
+// <= 32768. Asks the device for its L2 size, SM count and threads an SM (attribute queries, no launch).
+template <typename T>
+bool prefer_reread(int64_t n, int packed, const rowwise_tuning *tuning) {
+    if (packed != kPacks || sizeof(T) == 8) return false;
+    if (tuning && (tuning->block_threads || tuning->packs_per_thread || tuning->blocks_per_row || tuning->flags))
+        return false;                                                 // a tuned plan is the caller's
+    if (n <= (int64_t)kMaxThreads * 4 * Pack<T>::size) return false;  // fits registers (shape_plan's 4 packs)
+    int device = 0, l2 = 0, sms = 0, sm_threads = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sm_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device) != cudaSuccess) {
+        (void)cudaGetLastError();  // no device to ask: the other versions
+        return false;
+    }
+    const int64_t in_flight = (int64_t)sms * (sm_threads / reread_threads(sizeof(T)));
+    return in_flight * n * (int64_t)sizeof(T) <= (int64_t)l2 * 2 / 3;
+}
+
 // The row-layout part of a plan (no device queries): threads per row, blocks per row, packs per thread.
 // Returns false when `version` cannot hold a row of n elements (rowwise_unsupported says why).
 template <typename T>
@@ -1150,6 +1247,23 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
     // every phase_rows rows (8 for bf16 and odd n, 4 for float32, 1 when rows are aligned).
     p->phase_rows = 1;
     while (p->phase_rows * n * (int64_t)sizeof(T) % 16 != 0) p->phase_rows *= 2;
+    if (version == ROWWISE_REREAD) {  // forward, rows of whole 16-byte packs; one block of reread_threads a row
+        if (backward || n * (int64_t)sizeof(T) % 16 != 0) return false;
+        if (tuning && ((tuning->packs_per_thread && tuning->packs_per_thread != kRereadPacks) ||
+                       tuning->blocks_per_row > 1 || tuning->flags))
+            return false;  // built for kRereadPacks packs a step, one block a row, no switches
+        const int threads = tuning && tuning->block_threads ? tuning->block_threads : reread_threads(sizeof(T));
+        if (threads % kWarp != 0 || threads > 1024) return false;
+        p->mode = kReread;
+        p->packed = kPacks;
+        p->ppt = kRereadPacks;
+        p->group = p->block = threads;
+        p->segments = 1;
+        p->seg_len = n;
+        p->waves = tuning ? tuning->waves : 0;
+        p->flags = 0;
+        return true;
+    }
     // Forward 4 packs per thread, backward 2 (two rows in registers). On the H100, 2 packs for bf16 forwards (half
     // the registers, twice the occupancy) ran slower than 4 at every shape: bytes in flight per thread won (NOTES.md).
     int ppt = tuning && tuning->packs_per_thread ? tuning->packs_per_thread : (backward ? 2 : 4);
@@ -1497,6 +1611,13 @@ inline int row_layout(const rowwise_args *a, size_t element) {
 
 // A plan's text (rowwise_describe).
 inline void describe(const Plan &p, char *text, size_t bytes) {
+    if (p.mode == kReread) {
+        snprintf(text, bytes,
+                 "reread: a %d-thread block per row walks it twice (the second time from L2), %d packs of 16 bytes "
+                 "per thread a step, %lld blocks",
+                 p.block, p.ppt, (long long)p.grid);
+        return;
+    }
     static const char *names[] = {"registers", "cluster", "split", "split"};
     static const char *layouts[] = {" (as single elements)", "",
                                     " (from each row's first 16-byte boundary, a scalar head and tail)"};

@@ -54,9 +54,13 @@ const char *unsupported_shape(int backward, int version, int64_t n) {
 using namespace rowwise;
 
 extern "C" const char *rowwise_unsupported(rowwise_op op, int backward, int version, course_dtype dtype, int64_t n) {
-    if (version < 0 || version > ROWWISE_VERSION_LAST) return "version must be one of 0, 1, 2, 3, 4, 5";
+    if (version < 0 || version > ROWWISE_VERSION_LAST) return "version must be one of 0, 1, 2, 3, 4, 5, 6";
     if ((version == ROWWISE_NAIVE || version == ROWWISE_WARP_ONLINE) && (op != ROWWISE_SOFTMAX || backward))
         return "versions 1 and 2 are softmax forward kernels only";
+    if (version == ROWWISE_REREAD && (op == ROWWISE_LAYER_NORM || backward))
+        return "version 6 is a forward kernel of softmax and RMSNorm only";
+    if (version == ROWWISE_REREAD && n * (int64_t)course_dtype_size(dtype) % 16 != 0)
+        return "version 6 reads rows of whole 16-byte packs: n times the element size must be a multiple of 16 (use 0)";
     if (version == ROWWISE_WARP_ONLINE && dtype == COURSE_FLOAT64)
         return "version 2 computes in float32 (online_softmax.h): it takes float32, float16 and bfloat16";
     if (version == ROWWISE_NAIVE || version == ROWWISE_WARP_ONLINE) return nullptr;

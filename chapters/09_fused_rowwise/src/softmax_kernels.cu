@@ -13,6 +13,8 @@
  *   Version 4, the same kernel in kCluster mode: a row over the blocks of a thread-block cluster, the blocks'
  *     (max, sum) pairs merged through distributed shared memory. For rows longer than a block holds.
  *   Version 5, the same kernel twice, kSplitStats then kSplitApply: the portable way for such rows (x read twice).
+ *   Version 6, softmax_reread_kernel: a block per row walks it in steps of a few packs a thread, merging each step's
+ *     (max, sum) into its own, reduces once, and walks the row again to write; the second read comes from L2.
  * The backward, dx = y (dy - sum(y dy)), is softmax_backward_kernel with the same row layouts (versions 3-5).
  */
 #include <cuda_runtime.h>
@@ -183,6 +185,53 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
     if (!WHOLE) finish(c);
 }
 
+// ---- version 6 ---------------------------------------------------------------------------------------------------
+// rowwise_kernels.cuh, "version 6": a block per row, two walks. Each step's (max, sum) is made as a whole row's is in
+// version 3 (the max of the step's values, then one exponential each) and merged into the thread's running pair.
+template <typename T>
+__global__ void __launch_bounds__(1024)
+    softmax_reread_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t n) {
+    using A = acc_t<T>;
+    using St = MaxSum<A>;
+    constexpr int S = Pack<T>::size;
+    __shared__ Exchange<St> exchange;
+    const Ctx c = reread_ctx(n);
+    const int64_t packs = n / S;
+    const uint64_t keep = l2_keep_policy(), drop = l2_drop_policy();
+    int parity = 0;
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x, parity ^= 1) {
+        St mine = St::empty();
+        reread_walk(x + row * n, packs, keep, [&](const uint32_t (&w)[kRereadPacks][4], int valid, int64_t) {
+            A m = A(-INFINITY);
+            RW_EACH(kRereadPacks, S) {
+                if (k < valid) m = fmax(m, Bits<T>::get(w[k], j));
+            }
+            A s = A(0);
+            if (m != A(-INFINITY)) {
+                RW_EACH(kRereadPacks, S) {
+                    if (k < valid) s += exp_acc(Bits<T>::get(w[k], j) - m);
+                }
+            }
+            mine = merge(mine, St{m, s});
+        });
+        const St total = reduce_group(mine, c, exchange, parity);
+        const A inverse = A(1) / total.sum;
+        uint4 *out = reinterpret_cast<uint4 *>(y + row * n);
+        reread_walk(x + row * n, packs, drop, [&](const uint32_t (&w)[kRereadPacks][4], int valid, int64_t first) {
+#pragma unroll
+            for (int k = 0; k < kRereadPacks; ++k) {
+                if (k >= valid) continue;
+                A v[S];
+                uint32_t q[4];
+#pragma unroll
+                for (int j = 0; j < S; ++j) v[j] = exp_acc(Bits<T>::get(w[k], j) - total.max) * inverse;
+                Bits<T>::put(q, v);
+                __stcs(out + first + k * (int64_t)blockDim.x, make_uint4(q[0], q[1], q[2], q[3]));
+            }
+        });
+    }
+}
+
 // ---- launchers ---------------------------------------------------------------------------------------------------
 template <typename T>
 using ForwardKernel = void (*)(const T *, T *, int64_t, int64_t, Layout, MaxSum<acc_t<T>> *);
@@ -243,8 +292,17 @@ cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const 
     // Rows over several blocks: the next row staged in shared memory (forward) and the mailbox in a cluster, measured
     // best on the H100 (NOTES.md, "Long rows: the switches measured").
     const int defaults = backward ? ROWWISE_FLAG_MAILBOX : ROWWISE_FLAG_MAILBOX | ROWWISE_FLAG_STAGE_NEXT;
+    if (version == ROWWISE_AUTO && !backward && prefer_reread<T>(n, p.packed, tuning)) version = ROWWISE_REREAD;
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults)) return cudaErrorInvalidValue;
     using A = acc_t<T>;
+    if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)
+        if (row_layout(a, sizeof(T)) != kPacks) return cudaErrorInvalidValue;
+        CUDA_RETURN_IF_ERROR(size_plan(softmax_reread_kernel<T>, version, 0, rows, n, sizeof(A), 0, 0, &p));
+        *out = p;
+        if (plan_only || rows == 0 || n == 0) return cudaSuccess;
+        return launch(softmax_reread_kernel<T>, p, stream, static_cast<const T *>(a->x), static_cast<T *>(a->y), rows,
+                      n);
+    }
     if (!backward) {
         auto kernel = p.flags ? pick_experimental_forward<T, ForwardKernel<T>, ForwardMake<T>>(p.ppt)
                               : pick_forward<T, ForwardKernel<T>, ForwardMake<T>>(p.ppt, p.packed, p.mode == kWhole);

@@ -28,6 +28,13 @@ const char *broken_promise(const Plan &p, int backward, int64_t n) {
     const int max_group = backward ? kMaxBackwardThreads : kMaxThreads;
     const int64_t per_thread = (int64_t)p.ppt * S;
     if (p.group < 1 || p.block < p.group || p.block % p.group != 0) return "a block is not made of whole groups";
+    if (p.mode == kReread) {  // version 6: one block walks the whole row, kRereadPacks packs a thread a step
+        if (backward) return "a backward plan in version 6";
+        if (p.group != p.block || p.block % kWarp != 0 || p.block > 1024) return "a reread block that is not one group";
+        if (p.segments != 1 || p.seg_len != n) return "a reread row over several segments";
+        if (p.ppt != kRereadPacks || p.packed != kPacks || n % S != 0) return "a reread row not of whole packs";
+        return nullptr;
+    }
     if (p.group > max_group || p.block > 1024) return "a block larger than the kernels are built for";
     if (n == 0) return nullptr;  // nothing runs
     if (p.mode == kWhole) {
@@ -68,7 +75,7 @@ long check(const char *name) {
                     for (int waves : {0, 1}) tunes.push_back(rowwise_tuning{threads, packs, blocks, waves, flags});
     long plans = 0, broken = 0;
     for (int backward : {0, 1})
-        for (int version : {ROWWISE_AUTO, ROWWISE_REGISTERS, ROWWISE_CLUSTER, ROWWISE_SPLIT})
+        for (int version : {ROWWISE_AUTO, ROWWISE_REGISTERS, ROWWISE_CLUSTER, ROWWISE_SPLIT, ROWWISE_REREAD})
             for (bool clusters : {false, true})
                 for (int layout : {(int)kSingles, (int)kPacks, (int)kBody})
                     for (size_t t = 0; t < tunes.size(); ++t)
@@ -79,7 +86,10 @@ long check(const char *name) {
                             p.packed = layout;
                             const rowwise_tuning *tuning = t == 0 ? nullptr : &tunes[t];
                             if (!shape_plan<T>(backward, version, n, tuning, clusters, &p, ROWWISE_FLAG_MAILBOX)) {
-                                if (n == 0 && (version != ROWWISE_CLUSTER || clusters) && ++broken <= 10)
+                                // (version 6 takes no backward and no tune of packs, blocks a row or switches)
+                                const bool reread_refused = version == ROWWISE_REREAD && (backward || tuning);
+                                if (n == 0 && (version != ROWWISE_CLUSTER || clusters) && !reread_refused &&
+                                    ++broken <= 10)
                                     printf("%s: a row of 0 elements not planned (backward %d, version %d)\n", name,
                                            backward, version);
                                 continue;

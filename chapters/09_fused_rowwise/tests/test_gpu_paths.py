@@ -4,6 +4,8 @@ explores."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 from helpers import inputs, params, reference
@@ -92,13 +94,15 @@ def test_softmax_backward_every_version(version, small):
     torch.testing.assert_close(x.grad.double().cpu(), x64.grad, rtol=1e-4, atol=1e-7)
 
 
-@pytest.mark.parametrize("version", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("version", [1, 2, 3, 4, 5, 6])
 @pytest.mark.parametrize("op", ["softmax", "layer_norm", "rms_norm"])
 def test_rows_of_no_elements_every_version(op, version):
     """Rows of 0 elements, each version asked for by name: empty outputs and gradients, as torch gives (the planner
     once divided by zero here; test_ops.py asks it on the CPU)."""
     if version in (1, 2) and op != "softmax":
         pytest.skip("versions 1 and 2 are softmax forwards")
+    if version == 6 and op == "layer_norm":
+        pytest.skip("version 6 is a forward of softmax and RMSNorm")
     if version == 4 and torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("thread-block clusters need compute capability 9.0")
     x = torch.empty(3, 0, device="cuda").requires_grad_()
@@ -125,6 +129,77 @@ def test_rows_longer_than_a_block(op, dtype, version, small):
     x = inputs((3, n), dtype, "cuda", scale=2.0)
     assert "8 packs" in describe(x, op, version=version), describe(x, op, version=version)
     check(op, x, version)
+
+
+def poisoned_call(fn, like):
+    """fn() with its first output allocated where NaN was just written: the caching allocator hands the block of a
+    tensor freed a moment ago to the next request of its size, so an element the kernel leaves unwritten shows.
+    Under compute-sanitizer the allocator caches nothing (PYTORCH_NO_CUDA_MEMORY_CACHING): memcheck checks there."""
+    if os.environ.get("PYTORCH_NO_CUDA_MEMORY_CACHING") == "1":
+        return fn()
+    torch.cuda.empty_cache()
+    poison = torch.full_like(like, float("nan"))
+    address = poison.data_ptr()
+    del poison
+    out = fn()
+    first = out[0] if isinstance(out, tuple) else out
+    assert first.data_ptr() == address, "the output did not get the poisoned block: the check would prove nothing"
+    return out
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64], ids=str)
+@pytest.mark.parametrize("n", [8, 1000, 4096, 12296, 32768])
+@pytest.mark.parametrize("op", ["softmax", "rms_norm"])
+def test_reread_every_dtype(op, n, dtype, small):
+    """Version 6, a block per row walking it twice: rows of less than one pack a thread, of one step, of several, and
+    with a last step partly past the row's end (12296); every element written (poisoned output)."""
+    x = inputs((rows_for(n, small), n), dtype, "cuda", scale=3.0)
+    w, _ = params(n, dtype, "cuda")
+    assert describe(x, op, version=6).startswith("reread: a ")
+    if op == "softmax":
+        y = poisoned_call(lambda: softmax(x, version=6), x)
+        expected = reference("softmax", x)
+    else:
+        y, rstd = poisoned_call(lambda: torch.ops.rowwise.rms_norm(x, w, 1e-5, 6, []), x)
+        expected = reference("rms_norm", x, w, 1e-5)
+        x64 = x.cpu().double()
+        want = 1 / ((x64 * x64).mean(-1) + 1e-5).sqrt()
+        torch.testing.assert_close(rstd.cpu().double(), want, rtol=1e-5 if dtype != torch.float64 else 1e-12, atol=0)
+    rtol, atol = TOL[dtype]
+    torch.testing.assert_close(y.double().cpu(), expected, rtol=rtol, atol=atol * (4 if op != "softmax" else 1))
+
+
+def test_reread_without_a_weight_with_gradients_and_tuned_blocks():
+    x = inputs((33, 20000), torch.float32, "cuda").requires_grad_()
+    w = params(20000, torch.float32, "cuda")[0].requires_grad_()
+    dy = inputs((33, 20000), torch.float32, "cuda", seed=3)
+    check("rms_norm", x.detach(), 6, [256, 0, 0])
+    assert describe(x, "rms_norm", version=6, tune=[256, 0, 0]).startswith("reread: a 256-thread block")
+    y = rms_norm(x.detach(), None, 1e-5, version=6)
+    torch.testing.assert_close(y.double().cpu(), reference("rms_norm", x, None, 1e-5), rtol=2e-5, atol=1e-5)
+    rms_norm(x, w, 1e-5, version=6).backward(dy)  # the backward is version 0's
+    x64, w64 = (t.detach().double().cpu().requires_grad_() for t in (x, w))
+    torch.nn.functional.rms_norm(x64, (20000,), w64, 1e-5).backward(dy.double().cpu())
+    for got, want in ((x.grad, x64.grad), (w.grad, w64.grad)):
+        scale = want.abs().max().item()
+        torch.testing.assert_close(got.double().cpu() / scale, want / scale, rtol=1e-4, atol=1e-5)
+
+
+def test_version_0_takes_the_reread_where_the_rows_in_flight_fit_l2():
+    """The planner's rule (prefer_reread): softmax and RMSNorm forwards of 16-byte rows too long for one block's
+    registers take version 6 when one row a block, as many blocks an SM as threads allow, fits in 2/3 of L2."""
+    props = torch.cuda.get_device_properties(0)
+    for dtype, threads in ((torch.bfloat16, 512), (torch.float32, 1024)):
+        size = torch.tensor([], dtype=dtype).element_size()
+        in_flight = props.multi_processor_count * (props.max_threads_per_multi_processor // threads)
+        for n in (16 * 1024, 32 * 1024, 64 * 1024, 1 << 18):
+            x = torch.empty(2, n, device="cuda", dtype=dtype)
+            fits_registers = n <= 512 * 4 * (16 // size)
+            expected = not fits_registers and in_flight * n * size <= props.L2_cache_size * 2 // 3
+            for op in ("softmax", "rms_norm"):
+                assert describe(x, op).startswith("reread: ") == expected, (dtype, n, op, describe(x, op))
+            assert not describe(x, "layer_norm").startswith("reread: ")
+            assert not describe(x, "softmax", backward=True).startswith("reread: ")
 
 
 @pytest.mark.parametrize("tune", [[128, 2, 0], [512, 4, 0], [0, 0, 3], [0, 0, 3, 1], [0, 0, 3, 1000], [256, 2, 0, 1]])

@@ -64,7 +64,7 @@ lib.rowwise_unsupported.restype = ctypes.c_char_p
 lib.rowwise_unsupported.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int64]
 for op in range(3):
     for backward in (0, 1):
-        for version in range(6):
+        for version in range(7):
             for dtype in range(4):
                 print(op, backward, version, dtype, lib.rowwise_unsupported(op, backward, version, dtype, 0))
 """
@@ -77,7 +77,7 @@ def test_the_planner_takes_rows_of_no_elements_in_every_version():
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     done = subprocess.run([sys.executable, "-c", _EMPTY_ROW_PROBE], capture_output=True, text=True, env=env)
     assert done.returncode == 0, f"the planner crashed on an empty row (exit {done.returncode}): {done.stderr[-2000:]}"
-    assert len(done.stdout.splitlines()) == 3 * 2 * 6 * 4
+    assert len(done.stdout.splitlines()) == 3 * 2 * 7 * 4
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -147,3 +147,10 @@ def test_bad_inputs_on_the_gpu():
         softmax(x.double(), version=2)
     with pytest.raises(ValueError, match="version 3 holds a row in the registers of one block"):
         softmax(torch.randn(1, 1 << 18, device="cuda"), version=3)
+    with pytest.raises(ValueError, match="version 6 is a forward kernel of softmax and RMSNorm only"):
+        layer_norm(x, version=6)
+    with pytest.raises(ValueError, match="version 6 reads rows of whole 16-byte packs"):
+        softmax(torch.randn(4, 7, device="cuda"), version=6)
+    offset = torch.randn(4 * 64 + 1, device="cuda")[1:].view(4, 64)  # contiguous, 4 bytes past a 16-byte boundary
+    with pytest.raises(ValueError, match="version 6 loads 16-byte packs: x and weight must start"):
+        rms_norm(offset, None, 1e-5, version=6)
