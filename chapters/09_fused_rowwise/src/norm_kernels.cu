@@ -401,7 +401,6 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     // Rows over several blocks: the next row's L2 prefetch and the mailbox in a cluster, forward and backward,
     // measured best on the H100 (NOTES.md, "Long rows: the switches measured", "The prefetch's loop").
     const int defaults = ROWWISE_FLAG_MAILBOX | ROWWISE_FLAG_PREFETCH_L2;
-    if (RMS && version == ROWWISE_AUTO && !backward && prefer_reread<T>(n, p.packed, tuning)) version = ROWWISE_REREAD;
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults)) return cudaErrorInvalidValue;
     if constexpr (RMS) {
         if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)

@@ -699,8 +699,9 @@ __device__ inline void finish(const Ctx &c) {
 // covers 512 consecutive bytes), fold each step into their own statistic, reduce once over the block, and walk the
 // row again to write it. x is read twice, but the second read need not reach device memory: the first walk's loads
 // ask L2 to keep their lines (evict_last), the second walk's to drop them (evict_first), and the stores stream
-// (st.global.cs). The rows in flight on the GPU (a block's each) must then fit in L2 together: prefer_reread says
-// where. torch.compile's looped reductions do the same with Triton's eviction policies (NOTES.md, "Tenth pass").
+// (st.global.cs). The rows in flight on the GPU (a block's each) must then fit in L2 together. torch.compile's
+// looped reductions do the same with Triton's eviction policies. Asked for by name only, until the H100 has measured
+// where version 0 should take it (NOTES.md, "Tenth pass").
 constexpr int kRereadPacks = 4;  // U
 
 __device__ inline uint64_t l2_keep_policy() {
@@ -1207,33 +1208,10 @@ inline bool device_has_clusters() {
     return major >= 9 && launch != 0;
 }
 
-// Version 6's block: 512 threads for 16-bit types, 1024 for 32- and 64-bit ones (H100, 4096 x 32768, the best of
-// 256-1024 threads with 4 and 8 packs a step: NOTES.md, "Tenth pass").
+// Version 6's block: 512 threads for 16-bit types, 1024 for 32- and 64-bit ones (the best of 256-1024 threads and 4
+// or 8 packs a step for a prototype on the H100 at 4096 x 32768: NOTES.md, "Ninth pass", 4).
 inline int reread_threads(size_t element) {
     return element >= 4 ? 1024 : 512;
-}
-
-// Whether the version left to choose (AUTO) takes version 6 for a forward of these rows (softmax and RMSNorm; their
-// callers ask). Where a row does not fit one block's registers (whole rows read once are better where they fit),
-// and the rows in flight, one a block with as many blocks an SM as its threads allow, fit in two thirds of L2 (so
-// the second walk reads L2, not device memory). H100, bf16: rows of 16384 < n <= 32768 elements; float32: 8192 < n
-// <= 32768. Asks the device for its L2 size, SM count and threads an SM (attribute queries, no launch).
-template <typename T>
-bool prefer_reread(int64_t n, int packed, const rowwise_tuning *tuning) {
-    if (packed != kPacks || sizeof(T) == 8) return false;
-    if (tuning && (tuning->block_threads || tuning->packs_per_thread || tuning->blocks_per_row || tuning->flags))
-        return false;                                                 // a tuned plan is the caller's
-    if (n <= (int64_t)kMaxThreads * 4 * Pack<T>::size) return false;  // fits registers (shape_plan's 4 packs)
-    int device = 0, l2 = 0, sms = 0, sm_threads = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sm_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device) != cudaSuccess) {
-        (void)cudaGetLastError();  // no device to ask: the other versions
-        return false;
-    }
-    const int64_t in_flight = (int64_t)sms * (sm_threads / reread_threads(sizeof(T)));
-    return in_flight * n * (int64_t)sizeof(T) <= (int64_t)l2 * 2 / 3;
 }
 
 // The row-layout part of a plan (no device queries): threads per row, blocks per row, packs per thread.

@@ -185,23 +185,6 @@ def test_reread_without_a_weight_with_gradients_and_tuned_blocks():
         torch.testing.assert_close(got.double().cpu() / scale, want / scale, rtol=1e-4, atol=1e-5)
 
 
-def test_version_0_takes_the_reread_where_the_rows_in_flight_fit_l2():
-    """The planner's rule (prefer_reread): softmax and RMSNorm forwards of 16-byte rows too long for one block's
-    registers take version 6 when one row a block, as many blocks an SM as threads allow, fits in 2/3 of L2."""
-    props = torch.cuda.get_device_properties(0)
-    for dtype, threads in ((torch.bfloat16, 512), (torch.float32, 1024)):
-        size = torch.tensor([], dtype=dtype).element_size()
-        in_flight = props.multi_processor_count * (props.max_threads_per_multi_processor // threads)
-        for n in (16 * 1024, 32 * 1024, 64 * 1024, 1 << 18):
-            x = torch.empty(2, n, device="cuda", dtype=dtype)
-            fits_registers = n <= 512 * 4 * (16 // size)
-            expected = not fits_registers and in_flight * n * size <= props.L2_cache_size * 2 // 3
-            for op in ("softmax", "rms_norm"):
-                assert describe(x, op).startswith("reread: ") == expected, (dtype, n, op, describe(x, op))
-            assert not describe(x, "layer_norm").startswith("reread: ")
-            assert not describe(x, "softmax", backward=True).startswith("reread: ")
-
-
 @pytest.mark.parametrize("tune", [[128, 2, 0], [512, 4, 0], [0, 0, 3], [0, 0, 3, 1], [0, 0, 3, 1000], [256, 2, 0, 1]])
 def test_tuning_knobs(tune):
     x = inputs((50, 5000), torch.bfloat16, "cuda")
