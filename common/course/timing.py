@@ -60,17 +60,23 @@ def _flush_buffer():
     return _l2_flush_buffer
 
 
+_write_ms = None  # one write of the flush buffer, measured once per process (_hold_gpu)
+
+
 def _hold_gpu(ms: float) -> None:
     """Queue about `ms` of GPU work (writes of a 256 MB buffer) on the current stream and return at once."""
+    global _write_ms
     import torch
 
     buffer = _flush_buffer()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    buffer.zero_()
-    end.record()
-    end.synchronize()
-    for _ in range(max(1, math.ceil(ms / max(start.elapsed_time(end), 1e-3)))):
+    if _write_ms is None:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        buffer.zero_()
+        end.record()
+        end.synchronize()
+        _write_ms = max(start.elapsed_time(end), 1e-3)
+    for _ in range(max(1, math.ceil(ms / _write_ms))):
         buffer.zero_()
 
 
