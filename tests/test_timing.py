@@ -43,3 +43,22 @@ def test_interleaved_rounds_keep_each_rounds_median_of_the_timings():
     assert all(t.repeats == 4 and t.host_ms is not None for v in timings.values() for t in v)
     medians = interleaved_rounds(calls, rounds=2, warmup=1, repeat=4)
     assert [len(v) for v in medians.values()] == [2, 2] and all(m > 0 for v in medians.values() for m in v)
+
+
+@pytest.mark.gpu
+def test_a_hold_lasts_about_what_it_asks_for_from_a_fresh_start(monkeypatch):
+    """_hold_gpu measures one write of its buffer once per process. Timed on the first write (which also loads the
+    fill kernel and maps a new buffer) that measure came out milliseconds long, and every hold after it was a
+    fraction of what was asked: the bench then failed with 'the host never got ahead'."""
+    import torch
+    from course import timing
+
+    monkeypatch.setattr(timing, "_l2_flush_buffer", None)  # a new buffer and a new measure, as in a new process
+    monkeypatch.setattr(timing, "_write_ms", None)
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    timing._hold_gpu(20.0)
+    end.record()
+    end.synchronize()
+    assert start.elapsed_time(end) >= 15.0  # the measuring writes included: at least 3/4 of the hold

@@ -70,6 +70,9 @@ def _hold_gpu(ms: float) -> None:
 
     buffer = _flush_buffer()
     if _write_ms is None:
+        # The first write of a process also loads the fill kernel and maps the fresh buffer (milliseconds): timed,
+        # it made every later hold a fraction of what was asked. So one write first, then the timed one.
+        buffer.zero_()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         buffer.zero_()
@@ -88,6 +91,7 @@ def time_cuda(
     host_ahead: the repeats wait in the stream's queue behind GPU work that outlasts the host's time to issue them,
     so each pair of events times the GPU alone; Timing.host_ms is the host's time per call. If the host took longer
     than the GPU was held (a slow moment), the repeats are taken again behind a longer hold."""
+    global _write_ms
     import torch
 
     issue_ms = []
@@ -118,6 +122,7 @@ def time_cuda(
             samples = [start.elapsed_time(end) for start, end in zip(starts, ends)]
             return _summarise(samples, statistics.median(host) if host_ahead else None)
         hold_ms *= 2
+        _write_ms = None  # measured again too: a GPU that changed clocks since writes faster or slower
     raise RuntimeError(f"time_cuda(host_ahead=True): the host never got ahead of the GPU (held {hold_ms / 2:.0f} ms)")
 
 
