@@ -112,6 +112,24 @@ def test_a_stale_or_unexecuted_cell_is_caught():
     assert any("source changed" in p for p in problems(committed))
 
 
+def test_merging_a_gpu_run_of_some_chapters_keeps_the_others(tmp_path):
+    """`make notebooks-from-gpu` after `make gpu-check CHAPTER=09`: the log holds notebook 09 only; the other
+    committed notebooks keep their GPU outputs (they were once rewritten as 'not run on a GPU yet')."""
+    nbformat = pytest.importorskip("nbformat")
+    from course.notebooks import main
+
+    committed, gpu = tmp_path / "notebooks", tmp_path / "gpu"
+    committed.mkdir()
+    gpu.mkdir()
+    for name in ("a.ipynb", "b.ipynb"):
+        nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(1)")]), committed / name)
+    before = (committed / "b.ipynb").read_text()
+    nbformat.write(nbformat.read(committed / "a.ipynb", as_version=4), gpu / "a.ipynb")
+    assert main(["merge", str(committed), "--cpu", str(committed), "--gpu", str(gpu)]) == 0
+    assert (committed / "b.ipynb").read_text() == before
+    assert (committed / "a.ipynb").read_text() != before  # merged: the generated note comes first
+
+
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=ids(NOTEBOOKS))
 def test_notebook_runs(notebook, monkeypatch):
     if has_jupyter():

@@ -173,7 +173,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"skipped {path.name}: no CPU run in {args.cpu}")
                 continue
             gpu_path = args.gpu / path.name if args.gpu else None
-            gpu_nb = nbformat.read(gpu_path, as_version=4) if gpu_path and gpu_path.exists() else None
+            if gpu_path is not None and not gpu_path.exists():
+                # a GPU run of some chapters only (gpu-check CHAPTER=...): the others keep their committed outputs
+                print(f"kept {path.name}: no GPU run in {args.gpu}")
+                continue
+            gpu_nb = nbformat.read(gpu_path, as_version=4) if gpu_path else None
             nbformat.write(merge(nbformat.read(cpu_path, as_version=4), gpu_nb), path)
             print(f"merged {path.name}")
         return 0
