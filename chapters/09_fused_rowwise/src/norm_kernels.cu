@@ -178,7 +178,7 @@ __device__ __forceinline__ void norm_forward(const T *__restrict__ x, const T *_
 }
 
 template <typename T, int PPT, int LAYOUT, bool WHOLE, bool RMS>
-__global__ void __launch_bounds__(kMaxThreads, min_blocks(forward_fits_64<T, PPT, LAYOUT, WHOLE>()))
+__global__ void __launch_bounds__(forward_bound(forward_fits_64<T, PPT, LAYOUT, WHOLE>()))
     norm_forward_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b, T *__restrict__ y,
                         acc_t<T> *__restrict__ mean_out, acc_t<T> *__restrict__ rstd_out, int64_t rows, int64_t n,
                         acc_t<T> eps, Layout layout, NormStats<acc_t<T>, RMS> *stats) {
@@ -401,7 +401,8 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     // Rows over several blocks: the next row's L2 prefetch and the mailbox in a cluster, forward and backward,
     // measured best on the H100 (NOTES.md, "Long rows: the switches measured", "The prefetch's loop").
     const int defaults = ROWWISE_FLAG_MAILBOX | ROWWISE_FLAG_PREFETCH_L2;
-    if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults)) return cudaErrorInvalidValue;
+    if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults, whole_threads(RMS)))
+        return cudaErrorInvalidValue;
     if constexpr (RMS) {
         if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)
             if (row_layout(a, sizeof(T)) != kPacks) return cudaErrorInvalidValue;

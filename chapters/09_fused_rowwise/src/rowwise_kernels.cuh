@@ -56,6 +56,19 @@ constexpr int kMaxWarps = 1024 / kWarp;
 constexpr int min_blocks(bool fits) {
     return fits ? 2 : 1;
 }
+// The forward kernels that fit 64 registers are built for blocks of up to 1024 threads (__launch_bounds__(1024) caps
+// them at 64 registers, as (512, 2) did), so that a whole row of up to 1024 threads x 4 packs (bf16 rows of 32768)
+// can stay in one block's registers and be read once, instead of going over a cluster. The others: blocks of up to
+// kMaxThreads. Whether a row takes such a block is the op's call (shape_plan's whole_threads): on the H100 at 4096 x
+// 32768 bf16 it won for RMSNorm (91 -> 96 % of the copy) and lost for the softmax (93 -> 76) and LayerNorm (81 -> 74),
+// whose longer work between the load and the store a lone block an SM cannot hide (NOTES.md, "Eleventh pass").
+constexpr int kMaxWholeThreads = 1024;
+constexpr int whole_threads(bool rms_norm) {
+    return rms_norm ? kMaxWholeThreads : kMaxThreads;
+}
+constexpr int forward_bound(bool fits) {
+    return fits ? kMaxWholeThreads : kMaxThreads;
+}
 constexpr int kClusterMin = 8;     // blocks a row in a cluster, at least (shape_plan)
 constexpr int kMaxCluster = 16;    // the largest cluster an H100 launches (8 is the portable limit)
 constexpr int kForwardWaves = 4;   // forward grids over several blocks a row: at most this many waves, walking rows
@@ -75,6 +88,13 @@ enum RowLayout : int {
     kPacks = 1,    // 16-byte packs t, t + G, ...: rows 16-byte aligned (n * sizeof(T) a multiple of 16)
     kBody = 2,     // a scalar head, aligned packs t, t + G, ... from the row's first 16-byte boundary, a scalar tail
 };
+
+// Whether shape_plan may give a whole-row forward a block over kMaxThreads: the plans whose kernels (softmax's and
+// the norms' forwards, WHOLE) fit 64 registers, in both: 16-byte packs or an aligned body of 16- or 32-bit elements,
+// at most 64 bytes a thread.
+constexpr bool whole_forward_fits_64(size_t element, int ppt, int layout) {
+    return ppt * 16 <= 64 && (layout == kPacks || (layout == kBody && element != 8));
+}
 
 // How rows map to threads, as planned on the host (plan() below) and read by every block.
 struct Layout {
@@ -1216,9 +1236,11 @@ inline int reread_threads(size_t element) {
 
 // The row-layout part of a plan (no device queries): threads per row, blocks per row, packs per thread.
 // Returns false when `version` cannot hold a row of n elements (rowwise_unsupported says why).
+// whole_threads: the largest group a whole forward row may take where its kernel fits 64 registers (the op's call:
+// kMaxThreads, or kMaxWholeThreads for RMSNorm).
 template <typename T>
 bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuning, bool clusters, Plan *p,
-                int defaults = 0) {
+                int defaults = 0, int whole_threads = kMaxThreads) {
     constexpr int S = Pack<T>::size;
     const int max_group = backward ? kMaxBackwardThreads : kMaxThreads;
     // kBody: row r starts r * n * sizeof(T) bytes after row 0, so the place of its first 16-byte boundary repeats
@@ -1261,7 +1283,14 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
     const int64_t body_need = ceil_div(n / S, ppt);
     const int body_group = group_for(body_need) > S ? group_for(body_need) : S;
     const bool body = p->packed == kBody && body_group <= group_for(need);
-    const bool fits = need <= max_group || (version == ROWWISE_AUTO && body && body_group <= max_group);
+    // Whole rows: forwards whose kernels fit 64 registers take groups of up to whole_threads (the op's call, above);
+    // the others up to max_group. (The layout a whole row ends up with: a body layout whose body needs more threads
+    // than single elements do falls back to single elements, below.)
+    const int whole_layout = p->packed == kBody && !body ? (int)kSingles : p->packed;
+    const int whole_max = !backward && whole_forward_fits_64(sizeof(T), ppt, whole_layout) && whole_threads > max_group
+                              ? (whole_threads < kMaxWholeThreads ? whole_threads : kMaxWholeThreads)
+                              : max_group;
+    const bool fits = need <= whole_max || (version == ROWWISE_AUTO && body && body_group <= whole_max);
     if (version == ROWWISE_REGISTERS || (version == ROWWISE_AUTO && fits)) {
         if (!fits) return false;
         p->mode = kWhole;
@@ -1271,7 +1300,7 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
         const int target = tuning && tuning->block_threads ? tuning->block_threads : (backward ? 512 : 256);
         const int groups = target / p->group > 1 ? target / p->group : 1;
         p->block = groups * p->group;
-        if (p->block > max_group) p->block = p->group;
+        if (p->block > whole_max) p->block = p->group;
         if (p->packed == kBody && !body) p->packed = kSingles;
         return true;
     }

@@ -36,9 +36,11 @@ cudaError_t dispatch(rowwise_op op, int backward, int version, course_dtype dtyp
 }
 
 template <typename T>
-const char *unsupported_shape(int backward, int version, int64_t n) {
+const char *unsupported_shape(rowwise_op op, int backward, int version, int64_t n) {
     Plan p;
-    if (shape_plan<T>(backward, version, n, nullptr, device_has_clusters(), &p)) return nullptr;
+    if (shape_plan<T>(backward, version, n, nullptr, device_has_clusters(), &p, 0,
+                      whole_threads(op == ROWWISE_RMS_NORM)))
+        return nullptr;
     if (version == ROWWISE_REGISTERS)
         return "version 3 holds a row in the registers of one block; this row is too long for it (use 0, 4 or 5)";
     if (version == ROWWISE_CLUSTER && !device_has_clusters())
@@ -66,13 +68,13 @@ extern "C" const char *rowwise_unsupported(rowwise_op op, int backward, int vers
     if (version == ROWWISE_NAIVE || version == ROWWISE_WARP_ONLINE) return nullptr;
     switch (dtype) {
         case COURSE_FLOAT32:
-            return unsupported_shape<float>(backward, version, n);
+            return unsupported_shape<float>(op, backward, version, n);
         case COURSE_FLOAT64:
-            return unsupported_shape<double>(backward, version, n);
+            return unsupported_shape<double>(op, backward, version, n);
         case COURSE_FLOAT16:
-            return unsupported_shape<__half>(backward, version, n);
+            return unsupported_shape<__half>(op, backward, version, n);
         case COURSE_BFLOAT16:
-            return unsupported_shape<__nv_bfloat16>(backward, version, n);
+            return unsupported_shape<__nv_bfloat16>(op, backward, version, n);
     }
     return "unknown dtype";
 }

@@ -89,7 +89,7 @@ constexpr bool softmax_forward_fits_64() {
 }
 
 template <typename T, int PPT, int LAYOUT, bool WHOLE, bool EXP = false>
-__global__ void __launch_bounds__(kMaxThreads, min_blocks(softmax_forward_fits_64<T, PPT, LAYOUT, WHOLE>()))
+__global__ void __launch_bounds__(forward_bound(softmax_forward_fits_64<T, PPT, LAYOUT, WHOLE>()))
     softmax_forward_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t n, Layout layout,
                            MaxSum<acc_t<T>> *stats) {
     using A = acc_t<T>;

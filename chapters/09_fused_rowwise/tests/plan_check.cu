@@ -25,7 +25,9 @@ namespace {
 template <typename T>
 const char *broken_promise(const Plan &p, int backward, int64_t n) {
     constexpr int S = Pack<T>::size;
-    const int max_group = backward ? kMaxBackwardThreads : kMaxThreads;
+    // whole forward rows in kernels of at most 64 registers: blocks of up to 1024 threads (whole_forward_fits_64)
+    const bool big = !backward && p.mode == kWhole && whole_forward_fits_64(sizeof(T), p.ppt, p.packed);
+    const int max_group = backward ? kMaxBackwardThreads : big ? kMaxWholeThreads : kMaxThreads;
     const int64_t per_thread = (int64_t)p.ppt * S;
     if (p.group < 1 || p.block < p.group || p.block % p.group != 0) return "a block is not made of whole groups";
     if (p.mode == kReread) {  // version 6: one block walks the whole row, kRereadPacks packs a thread a step
@@ -76,35 +78,38 @@ long check(const char *name) {
     long plans = 0, broken = 0;
     for (int backward : {0, 1})
         for (int version : {ROWWISE_AUTO, ROWWISE_REGISTERS, ROWWISE_CLUSTER, ROWWISE_SPLIT, ROWWISE_REREAD})
-            for (bool clusters : {false, true})
-                for (int layout : {(int)kSingles, (int)kPacks, (int)kBody})
-                    for (size_t t = 0; t < tunes.size(); ++t)
-                        for (int64_t n : sizes) {
-                            if (layout == kPacks && n % S != 0) continue;  // row_layout: rows of whole packs only
-                            if (t > 0 && n > 600 && n % 97 != 1 && n != 4097 && n != 32768 && n != 262144) continue;
-                            Plan p;
-                            p.packed = layout;
-                            const rowwise_tuning *tuning = t == 0 ? nullptr : &tunes[t];
-                            if (!shape_plan<T>(backward, version, n, tuning, clusters, &p, ROWWISE_FLAG_MAILBOX)) {
-                                // (version 6 takes no backward and no tune of packs, blocks a row or switches)
-                                const bool reread_refused = version == ROWWISE_REREAD && (backward || tuning);
-                                if (n == 0 && (version != ROWWISE_CLUSTER || clusters) && !reread_refused &&
-                                    ++broken <= 10)
-                                    printf("%s: a row of 0 elements not planned (backward %d, version %d)\n", name,
-                                           backward, version);
-                                continue;
+            for (int whole : {whole_threads(false), whole_threads(true)})  // the ops' calls: whole forward rows
+                for (bool clusters : {false, true})
+                    for (int layout : {(int)kSingles, (int)kPacks, (int)kBody})
+                        for (size_t t = 0; t < tunes.size(); ++t)
+                            for (int64_t n : sizes) {
+                                if (layout == kPacks && n % S != 0) continue;  // row_layout: rows of whole packs only
+                                if (t > 0 && n > 600 && n % 97 != 1 && n != 4097 && n != 32768 && n != 262144) continue;
+                                Plan p;
+                                p.packed = layout;
+                                const rowwise_tuning *tuning = t == 0 ? nullptr : &tunes[t];
+                                if (!shape_plan<T>(backward, version, n, tuning, clusters, &p, ROWWISE_FLAG_MAILBOX,
+                                                   whole)) {
+                                    // (version 6 takes no backward and no tune of packs, blocks a row or switches)
+                                    const bool reread_refused = version == ROWWISE_REREAD && (backward || tuning);
+                                    if (n == 0 && (version != ROWWISE_CLUSTER || clusters) && !reread_refused &&
+                                        ++broken <= 10)
+                                        printf("%s: a row of 0 elements not planned (backward %d, version %d)\n", name,
+                                               backward, version);
+                                    continue;
+                                }
+                                ++plans;
+                                const char *why = broken_promise<T>(p, backward, n);
+                                if (why != nullptr && ++broken <= 10)
+                                    printf(
+                                        "%s: %s (backward %d, version %d, n %lld, clusters %d, layout %d, tune [%d, "
+                                        "%d, "
+                                        "%d, %d, %d]: group %d, block %d, packs %d, segments %d of %lld)\n",
+                                        name, why, backward, version, (long long)n, clusters, layout,
+                                        tunes[t].block_threads, tunes[t].packs_per_thread, tunes[t].blocks_per_row,
+                                        tunes[t].waves, tunes[t].flags, p.group, p.block, p.ppt, p.segments,
+                                        (long long)p.seg_len);
                             }
-                            ++plans;
-                            const char *why = broken_promise<T>(p, backward, n);
-                            if (why != nullptr && ++broken <= 10)
-                                printf(
-                                    "%s: %s (backward %d, version %d, n %lld, clusters %d, layout %d, tune [%d, %d, "
-                                    "%d, %d, %d]: group %d, block %d, packs %d, segments %d of %lld)\n",
-                                    name, why, backward, version, (long long)n, clusters, layout,
-                                    tunes[t].block_threads, tunes[t].packs_per_thread, tunes[t].blocks_per_row,
-                                    tunes[t].waves, tunes[t].flags, p.group, p.block, p.ppt, p.segments,
-                                    (long long)p.seg_len);
-                        }
     printf("%-8s %9ld plans, %ld break a promise\n", name, plans, broken);
     return broken;
 }

@@ -249,6 +249,18 @@ def test_experimental_switches_keep_the_bits(op, dtype, flags):
 def test_describe_names_the_launch():
     x = torch.randn(16, 4096, device="cuda", dtype=torch.bfloat16)
     assert describe(x, "softmax").startswith("registers: ")
+    # RMSNorm's forward keeps rows of up to 1024 threads x 4 packs in one block's registers (measured faster than a
+    # cluster there; the softmax and LayerNorm measured slower: rowwise_kernels.cuh, kMaxWholeThreads)
+    long = torch.empty(2, 32768, device="cuda", dtype=torch.bfloat16)
+    for dtype, n in ((torch.bfloat16, 32768), (torch.float16, 32768), (torch.float32, 16384)):
+        rows = long[:, :n].to(dtype)
+        assert describe(rows, "rms_norm").startswith("registers: 1024 threads per row"), describe(rows, "rms_norm")
+        assert describe(rows, "rms_norm", backward=True).startswith(("cluster: ", "registers: 512 threads"))
+        for op in ("softmax", "layer_norm"):  # over blocks (float32 softmax rows of 16384: one block of 8 packs)
+            assert describe(rows, op).startswith(("cluster: ", "split: ")), describe(rows, op)
+    assert describe(long.float(), "rms_norm").startswith("cluster: ")  # 2048 threads at 4 packs
+    odd = torch.empty(2, 32769, device="cuda", dtype=torch.bfloat16)
+    assert describe(odd, "rms_norm").startswith("registers: 1024 threads per row")  # the aligned body's 4096 packs
     assert describe(torch.randn(2, 1 << 18, device="cuda"), "softmax").startswith("cluster: ")
     assert describe(torch.randn(2, 1 << 18, device="cuda", dtype=torch.bfloat16), "softmax").startswith("cluster: ")
     assert describe(x, "softmax", version=5).startswith("split: ")
@@ -280,13 +292,13 @@ def test_long_rows_take_the_switches_by_default(op, dtype):
     the staged next row (forwards: the softmax's, RMSNorm's up to 64 KB of staged rows a block, LayerNorm's in blocks
     of 512), unless tune says otherwise, where kernels are built for them (bfloat16, float32); float16 runs without
     them. Forwards of 2^18 take 8 packs a thread in float32 and bfloat16; float32 backward rows of 32768 take 16 blocks
-    a row, the others 8."""
+    a row, the others 8. (Forward rows of 65536: 16-bit rows of 32768 fit one block of 1024 threads.)"""
     if torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("thread-block clusters need compute capability 9.0")
     x = torch.empty(2, 32768, device="cuda", dtype=dtype)
     built = dtype != torch.float16
     for backward in (False, True):
-        text = describe(x, op, backward=backward)
+        text = describe(x if backward else torch.empty(2, 65536, device="cuda", dtype=dtype), op, backward=backward)
         assert text.startswith("cluster:"), text
         assert ("mailbox" in text) == built, text
         if op != "softmax":
@@ -311,7 +323,9 @@ def test_odd_long_rows_take_no_switches(op, dtype):
     them (the kernels before the switches)."""
     if torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("thread-block clusters need compute capability 9.0")
-    x = torch.empty(2, 32769, device="cuda", dtype=dtype)
+    # 40961: over a cluster both ways (bf16 forward rows of 32769 fit a block of 1024 threads; float32 backward rows
+    # of 65537 need 17 blocks, more than a cluster has)
+    x = torch.empty(2, 40961, device="cuda", dtype=dtype)
     for backward in (False, True):
         text = describe(x, op, backward=backward)
         assert text.startswith("cluster:"), text
