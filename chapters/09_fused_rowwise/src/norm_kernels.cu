@@ -401,6 +401,8 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     // Rows over several blocks: the next row's L2 prefetch and the mailbox in a cluster, forward and backward,
     // measured best on the H100 (NOTES.md, "Long rows: the switches measured", "The prefetch's loop").
     const int defaults = ROWWISE_FLAG_MAILBOX | ROWWISE_FLAG_PREFETCH_L2;
+    // RMSNorm's forward of rows too long for a block, whose rows in flight fit L2: version 6 (prefer_reread).
+    if (RMS && version == ROWWISE_AUTO && !backward && prefer_reread<T>(n, p.packed, tuning)) version = ROWWISE_REREAD;
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults, whole_threads(RMS)))
         return cudaErrorInvalidValue;
     if constexpr (RMS) {

@@ -1228,10 +1228,33 @@ inline bool device_has_clusters() {
     return major >= 9 && launch != 0;
 }
 
-// Version 6's block: 512 threads for 16-bit types, 1024 for 32- and 64-bit ones (the best of 256-1024 threads and 4
-// or 8 packs a step for a prototype on the H100 at 4096 x 32768: NOTES.md, "Ninth pass", 4).
-inline int reread_threads(size_t element) {
-    return element >= 4 ? 1024 : 512;
+// Version 6's block: 1024 threads. (The ninth pass's prototype chose 512 for 16-bit types; measured on the H100 in
+// the chapter, 4096 rows, bf16 RMSNorm: 92.5 -> 93.6 % of the copy at 32768, 78.8 -> 93.0 at 65536, where 4 blocks of
+// 512 an SM keep twice the rows in flight and overflow L2; NOTES.md, "Eleventh pass".)
+constexpr int kRereadThreads = 1024;
+
+// Whether the version left to choose (AUTO) takes version 6 for an RMSNorm forward of these rows (the softmax's
+// measured no faster than its cluster). Where a row does not fit one block's registers (whole rows read once are
+// better where they fit: 1024 threads x 4 packs for RMSNorm), and the rows in flight, one a block with as many blocks
+// an SM as its threads allow, fit in two thirds of L2 (so the second walk reads L2, not device memory). H100: bf16
+// rows of 32768 < n <= 66180 elements, float32 rows of 16384 < n <= 33090 (4096 x 32768 float32: 91 -> 93 %).
+// Asks the device for its L2 size, SM count and threads an SM (attribute queries, no launch).
+template <typename T>
+bool prefer_reread(int64_t n, int packed, const rowwise_tuning *tuning) {
+    if (packed != kPacks || sizeof(T) == 8) return false;
+    if (tuning && (tuning->block_threads || tuning->packs_per_thread || tuning->blocks_per_row || tuning->flags))
+        return false;                                                         // a tuned plan is the caller's
+    if (n <= (int64_t)whole_threads(true) * 4 * Pack<T>::size) return false;  // fits registers (4 packs a thread)
+    int device = 0, l2 = 0, sms = 0, sm_threads = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sm_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device) != cudaSuccess) {
+        (void)cudaGetLastError();  // no device to ask: the other versions
+        return false;
+    }
+    const int64_t in_flight = (int64_t)sms * (sm_threads / kRereadThreads);
+    return in_flight * n * (int64_t)sizeof(T) <= (int64_t)l2 * 2 / 3;
 }
 
 // The row-layout part of a plan (no device queries): threads per row, blocks per row, packs per thread.
@@ -1247,12 +1270,12 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
     // every phase_rows rows (8 for bf16 and odd n, 4 for float32, 1 when rows are aligned).
     p->phase_rows = 1;
     while (p->phase_rows * n * (int64_t)sizeof(T) % 16 != 0) p->phase_rows *= 2;
-    if (version == ROWWISE_REREAD) {  // forward, rows of whole 16-byte packs; one block of reread_threads a row
+    if (version == ROWWISE_REREAD) {  // forward, rows of whole 16-byte packs; one block of kRereadThreads a row
         if (backward || n * (int64_t)sizeof(T) % 16 != 0) return false;
         if (tuning && ((tuning->packs_per_thread && tuning->packs_per_thread != kRereadPacks) ||
                        tuning->blocks_per_row > 1 || tuning->flags))
             return false;  // built for kRereadPacks packs a step, one block a row, no switches
-        const int threads = tuning && tuning->block_threads ? tuning->block_threads : reread_threads(sizeof(T));
+        const int threads = tuning && tuning->block_threads ? tuning->block_threads : kRereadThreads;
         if (threads % kWarp != 0 || threads > 1024) return false;
         p->mode = kReread;
         p->packed = kPacks;
