@@ -59,7 +59,7 @@ constexpr int min_blocks(bool fits) {
 // The forward kernels that fit 64 registers are built for blocks of up to 1024 threads (__launch_bounds__(1024) caps
 // them at 64 registers, as (512, 2) did), so that a whole row of up to 1024 threads x 4 packs (bf16 rows of 32768)
 // can stay in one block's registers and be read once, instead of going over a cluster. The others: blocks of up to
-// kMaxThreads. Whether a row takes such a block is the op's call (shape_plan's whole_threads): on the H100 at 4096 x
+// kMaxThreads. Whether a row takes such a block is the op's call (shape_plan's whole_limit): on the H100 at 4096 x
 // 32768 bf16 it won for RMSNorm (91 -> 96 % of the copy) and lost for the softmax (93 -> 76) and LayerNorm (81 -> 74),
 // whose longer work between the load and the store a lone block an SM cannot hide (NOTES.md, "Eleventh pass").
 constexpr int kMaxWholeThreads = 1024;
@@ -1259,11 +1259,11 @@ bool prefer_reread(int64_t n, int packed, const rowwise_tuning *tuning) {
 
 // The row-layout part of a plan (no device queries): threads per row, blocks per row, packs per thread.
 // Returns false when `version` cannot hold a row of n elements (rowwise_unsupported says why).
-// whole_threads: the largest group a whole forward row may take where its kernel fits 64 registers (the op's call:
-// kMaxThreads, or kMaxWholeThreads for RMSNorm).
+// whole_limit: the largest group a whole forward row may take where its kernel fits 64 registers (the op's call,
+// whole_threads(): kMaxThreads, or kMaxWholeThreads for RMSNorm).
 template <typename T>
 bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuning, bool clusters, Plan *p,
-                int defaults = 0, int whole_threads = kMaxThreads) {
+                int defaults = 0, int whole_limit = kMaxThreads) {
     constexpr int S = Pack<T>::size;
     const int max_group = backward ? kMaxBackwardThreads : kMaxThreads;
     // kBody: row r starts r * n * sizeof(T) bytes after row 0, so the place of its first 16-byte boundary repeats
@@ -1306,12 +1306,12 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
     const int64_t body_need = ceil_div(n / S, ppt);
     const int body_group = group_for(body_need) > S ? group_for(body_need) : S;
     const bool body = p->packed == kBody && body_group <= group_for(need);
-    // Whole rows: forwards whose kernels fit 64 registers take groups of up to whole_threads (the op's call, above);
+    // Whole rows: forwards whose kernels fit 64 registers take groups of up to whole_limit (the op's call, above);
     // the others up to max_group. (The layout a whole row ends up with: a body layout whose body needs more threads
     // than single elements do falls back to single elements, below.)
     const int whole_layout = p->packed == kBody && !body ? (int)kSingles : p->packed;
-    const int whole_max = !backward && whole_forward_fits_64(sizeof(T), ppt, whole_layout) && whole_threads > max_group
-                              ? (whole_threads < kMaxWholeThreads ? whole_threads : kMaxWholeThreads)
+    const int whole_max = !backward && whole_forward_fits_64(sizeof(T), ppt, whole_layout) && whole_limit > max_group
+                              ? (whole_limit < kMaxWholeThreads ? whole_limit : kMaxWholeThreads)
                               : max_group;
     const bool fits = need <= whole_max || (version == ROWWISE_AUTO && body && body_group <= whole_max);
     if (version == ROWWISE_REGISTERS || (version == ROWWISE_AUTO && fits)) {
