@@ -1236,8 +1236,10 @@ constexpr int kRereadThreads = 1024;
 // Whether the version left to choose (AUTO) takes version 6 for an RMSNorm forward of these rows (the softmax's
 // measured no faster than its cluster). Where a row does not fit one block's registers (whole rows read once are
 // better where they fit: 1024 threads x 4 packs for RMSNorm), and the rows in flight, one a block with as many blocks
-// an SM as its threads allow, fit in two thirds of L2 (so the second walk reads L2, not device memory). H100: bf16
-// rows of 32768 < n <= 66180 elements, float32 rows of 16384 < n <= 33090 (4096 x 32768 float32: 91 -> 93 %).
+// an SM as its threads allow, fit in two thirds of L2 (so the second walk reads L2, not device memory). (Registers
+// allow one block of 1024 an SM, not two, so the rows really in flight are half that: the sweep found the gain gone
+// where they fill 2/3 of L2, float32 rows of 65536 at 73 %; NOTES.md, "Eleventh pass".) H100: bf16 rows of
+// 32768 < n <= 66180 elements, float32 rows of 16384 < n <= 33090 (4096 x 32768 float32: 91 -> 93 %).
 // Asks the device for its L2 size, SM count and threads an SM (attribute queries, no launch).
 template <typename T>
 bool prefer_reread(int64_t n, int packed, const rowwise_tuning *tuning) {
