@@ -24,7 +24,7 @@ RUNGS = {
     3: "registers: the row held in registers, one read and one write",
     4: "cluster: a row over a thread-block cluster, statistics through DSMEM (sm_90)",
     5: "split: a row over blocks, statistics through global memory, two launches",
-    6: "reread: a block per row walks it twice, the second time from L2 (softmax and RMSNorm forward)",
+    6: "reread: a block per row walks it twice, the second time from L2 (forwards)",
 }
 
 _ops = torch.ops.rowwise

@@ -17,6 +17,8 @@
  *   rms_norm_reread_kernel          version 6, RMSNorm's forward for rows too long for one block's registers: a block
  *       per row walks it twice, the sum of squares then the output; the second read comes from L2
  *       (rowwise_kernels.cuh, "version 6").
+ *   layer_norm_reread_kernel        version 6, LayerNorm's forward the same way: the first walk's statistic is each
+ *       thread's (count, mean, M2), each step's made by two passes over its values and merged with Chan's formula.
  * Weight and bias: the forward reads them pack by pack for each row where it uses them (L1 hits), so that a thread
  * holds fewer registers; the backward of rows split over blocks holds the weight over the rows. A missing weight
  * reads as ones and a missing bias as zeros: one code path.
@@ -365,6 +367,73 @@ __global__ void __launch_bounds__(1024)
     }
 }
 
+// ---- version 6 (LayerNorm forward) -------------------------------------------------------------------------------
+// The first walk keeps Welford's statistics, not the whole-row kernel's two passes (those would need a third walk):
+// each step's (count, mean, M2) is made from the step's values in registers, two passes over them, and merged into
+// the thread's running triple with Chan's formula; the block merges the threads' triples once (reduce_group).
+template <typename T>
+__global__ void __launch_bounds__(1024)
+    layer_norm_reread_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b,
+                             T *__restrict__ y, acc_t<T> *__restrict__ mean_out, acc_t<T> *__restrict__ rstd_out,
+                             int64_t rows, int64_t n, acc_t<T> eps) {
+    using A = acc_t<T>;
+    using St = Moments<A>;
+    constexpr int S = Pack<T>::size;
+    __shared__ Exchange<St> exchange;
+    const Ctx c = reread_ctx(n);
+    const int64_t packs = n / S;
+    const uint64_t keep = l2_keep_policy(), drop = l2_drop_policy();
+    const uint4 *weight = reinterpret_cast<const uint4 *>(w), *bias = reinterpret_cast<const uint4 *>(b);
+    int parity = 0;
+    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x, parity ^= 1) {
+        St mine = St::empty();
+        reread_walk(x + row * n, packs, keep, [&](const uint32_t (&v)[kRereadPacks][4], int valid, int64_t) {
+            PerPack<kRereadPacks, A> sums(A(0));
+            RW_EACH(kRereadPacks, S) {
+                if (k < valid) sums.add(k, Bits<T>::get(v[k], j));
+            }
+            const A count = A(valid * S), mean = sums.sum() / count;
+            PerPack<kRereadPacks, A> m2(A(0));
+            RW_EACH(kRereadPacks, S) {
+                if (k < valid) {
+                    const A d = Bits<T>::get(v[k], j) - mean;
+                    m2.add(k, d * d);
+                }
+            }
+            mine = merge(mine, St{count, mean, m2.sum()});
+        });
+        const St total = reduce_group(mine, c, exchange, parity);
+        const A mean = total.mean, rstd = rsqrt_acc(total.m2 / A(n) + eps);
+        if (threadIdx.x == 0) mean_out[row] = mean, rstd_out[row] = rstd;
+        uint4 *out = reinterpret_cast<uint4 *>(y + row * n);
+        reread_walk(x + row * n, packs, drop, [&](const uint32_t (&v)[kRereadPacks][4], int valid, int64_t first) {
+#pragma unroll
+            for (int k = 0; k < kRereadPacks; ++k) {
+                if (k >= valid) continue;
+                const int64_t at = first + k * (int64_t)blockDim.x;
+                uint32_t wv[4] = {0, 0, 0, 0}, bv[4] = {0, 0, 0, 0};
+                if (weight != nullptr) {
+                    const uint4 q = __ldg(weight + at);  // L1 and L2 hits: every row reads the same weight and bias
+                    wv[0] = q.x, wv[1] = q.y, wv[2] = q.z, wv[3] = q.w;
+                }
+                if (bias != nullptr) {
+                    const uint4 q = __ldg(bias + at);
+                    bv[0] = q.x, bv[1] = q.y, bv[2] = q.z, bv[3] = q.w;
+                }
+                A r[S];
+                uint32_t q[4];
+#pragma unroll
+                for (int j = 0; j < S; ++j) {
+                    r[j] = (Bits<T>::get(v[k], j) - mean) * rstd * (weight ? Bits<T>::get(wv, j) : A(1));
+                    if (bias != nullptr) r[j] += Bits<T>::get(bv, j);
+                }
+                Bits<T>::put(q, r);
+                __stcs(out + at, make_uint4(q[0], q[1], q[2], q[3]));
+            }
+        });
+    }
+}
+
 // ---- launchers ---------------------------------------------------------------------------------------------------
 template <typename T, bool RMS>
 using ForwardKernel = void (*)(const T *, const T *, const T *, T *, acc_t<T> *, acc_t<T> *, int64_t, int64_t, acc_t<T>,
@@ -401,19 +470,32 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     // Rows over several blocks: the next row's L2 prefetch and the mailbox in a cluster, forward and backward,
     // measured best on the H100 (NOTES.md, "Long rows: the switches measured", "The prefetch's loop").
     const int defaults = ROWWISE_FLAG_MAILBOX | ROWWISE_FLAG_PREFETCH_L2;
-    // RMSNorm's forward of rows too long for a block, whose rows in flight fit L2: version 6 (prefer_reread).
-    if (RMS && version == ROWWISE_AUTO && !backward && prefer_reread<T>(n, p.packed, tuning)) version = ROWWISE_REREAD;
+    // A forward of rows too long for a block, whose rows in flight fit L2: version 6, and its block (reread_choice).
+    rowwise_tuning chosen;
+    if constexpr (RMS)
+        version = reread_choice<T>(version, backward, true, n, p.packed, tuning, whole_threads(RMS),
+                                   rms_norm_reread_kernel<T>, &chosen, &tuning);
+    else
+        version = reread_choice<T>(version, backward, true, n, p.packed, tuning, whole_threads(RMS),
+                                   layer_norm_reread_kernel<T>, &chosen, &tuning);
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults, whole_threads(RMS)))
         return cudaErrorInvalidValue;
-    if constexpr (RMS) {
-        if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)
-            if (row_layout(a, sizeof(T)) != kPacks) return cudaErrorInvalidValue;
+    if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)
+        if (row_layout(a, sizeof(T)) != kPacks) return cudaErrorInvalidValue;
+        const T *x = static_cast<const T *>(a->x), *w = static_cast<const T *>(a->w);
+        T *y = static_cast<T *>(a->y);
+        A *rstd = static_cast<A *>(a->rstd);
+        if constexpr (RMS) {
             CUDA_RETURN_IF_ERROR(size_plan(rms_norm_reread_kernel<T>, version, 0, rows, n, sizeof(A), 0, 0, &p));
             *out = p;
             if (plan_only || rows == 0 || n == 0) return cudaSuccess;
-            return launch(rms_norm_reread_kernel<T>, p, stream, static_cast<const T *>(a->x),
-                          static_cast<const T *>(a->w), static_cast<T *>(a->y), static_cast<A *>(a->rstd), rows, n,
-                          (A)a->eps);
+            return launch(rms_norm_reread_kernel<T>, p, stream, x, w, y, rstd, rows, n, (A)a->eps);
+        } else {
+            CUDA_RETURN_IF_ERROR(size_plan(layer_norm_reread_kernel<T>, version, 0, rows, n, sizeof(A), 0, 0, &p));
+            *out = p;
+            if (plan_only || rows == 0 || n == 0) return cudaSuccess;
+            return launch(layer_norm_reread_kernel<T>, p, stream, x, w, static_cast<const T *>(a->b), y,
+                          static_cast<A *>(a->mean), rstd, rows, n, (A)a->eps);
         }
     }
     // The forward also stages the next row where that measured faster on the H100 (NOTES.md, "Sixth pass"): RMSNorm

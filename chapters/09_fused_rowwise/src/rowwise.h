@@ -37,7 +37,7 @@ typedef enum {
     ROWWISE_REGISTERS = 3,   /* the row in registers: one read, one write; a warp, part of one or a block per row */
     ROWWISE_CLUSTER = 4,     /* a row split over a thread-block cluster, partial statistics through DSMEM (sm_90) */
     ROWWISE_SPLIT = 5,       /* a row split over blocks: a kernel for partial statistics, one to combine and write */
-    ROWWISE_REREAD = 6,      /* softmax and RMSNorm forward, rows of whole 16-byte packs: a block per row walks it
+    ROWWISE_REREAD = 6,      /* forwards only, rows of whole 16-byte packs: a block per row walks it
                                 twice, the statistics then the output, the second read from L2 (cache hints) */
     ROWWISE_VERSION_LAST = 6
 } rowwise_version;

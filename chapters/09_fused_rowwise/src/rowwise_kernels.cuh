@@ -18,7 +18,7 @@
  *     distributed shared memory in a thread-block cluster (Hopper), or through global memory in a second kernel.
  *   - Blocks walk the rows (a grid-stride loop), so a grid of a few waves covers any number of rows, and each
  *     block's partial sums of dweight and dbias cover all the rows it saw.
- *   - Version 6 (kReread, forwards of softmax and RMSNorm): a block per row, its threads walking the row in steps of
+ *   - Version 6 (kReread, the forwards): a block per row, its threads walking the row in steps of
  *     kRereadPacks packs each, twice: the statistics, then the output. The second walk reads the row from L2, which
  *     the first asked to keep it (reread_walk below).
  */
@@ -720,8 +720,8 @@ __device__ inline void finish(const Ctx &c) {
 // row again to write it. x is read twice, but the second read need not reach device memory: the first walk's loads
 // ask L2 to keep their lines (evict_last), the second walk's to drop them (evict_first), and the stores stream
 // (st.global.cs). The rows in flight on the GPU (a block's each) must then fit in L2 together. torch.compile's
-// looped reductions do the same with Triton's eviction policies. Asked for by name only, until the H100 has measured
-// where version 0 should take it (NOTES.md, "Tenth pass").
+// looped reductions do the same with Triton's eviction policies. Version 0 takes it for the norms' forwards where
+// a block's rows in flight fit L2 (reread_choice below; NOTES.md, "Tenth pass" to "Twelfth pass").
 constexpr int kRereadPacks = 4;  // U
 
 __device__ inline uint64_t l2_keep_policy() {
@@ -1228,35 +1228,66 @@ inline bool device_has_clusters() {
     return major >= 9 && launch != 0;
 }
 
-// Version 6's block: 1024 threads. (The ninth pass's prototype chose 512 for 16-bit types; measured on the H100 in
-// the chapter, 4096 rows, bf16 RMSNorm: 92.5 -> 93.6 % of the copy at 32768, 78.8 -> 93.0 at 65536, where 4 blocks of
-// 512 an SM keep twice the rows in flight and overflow L2; NOTES.md, "Eleventh pass".)
+// Version 6's block when none is asked for and none fits L2 (below): 1024 threads.
 constexpr int kRereadThreads = 1024;
 
-// Whether the version left to choose (AUTO) takes version 6 for an RMSNorm forward of these rows (the softmax's
-// measured no faster than its cluster). Where a row does not fit one block's registers (whole rows read once are
-// better where they fit: 1024 threads x 4 packs for RMSNorm), and the rows in flight, one a block with as many blocks
-// an SM as its threads allow, fit in two thirds of L2 (so the second walk reads L2, not device memory). (Registers
-// allow one block of 1024 an SM, not two, so the rows really in flight are half that: the sweep found the gain gone
-// where they fill 2/3 of L2, float32 rows of 65536 at 73 %; NOTES.md, "Eleventh pass".) H100: bf16 rows of
-// 32768 < n <= 66180 elements, float32 rows of 16384 < n <= 33090 (4096 x 32768 float32: 91 -> 93 %).
-// Asks the device for its L2 size, SM count and threads an SM (attribute queries, no launch).
-template <typename T>
-bool prefer_reread(int64_t n, int packed, const rowwise_tuning *tuning) {
-    if (packed != kPacks || sizeof(T) == 8) return false;
-    if (tuning && (tuning->block_threads || tuning->packs_per_thread || tuning->blocks_per_row || tuning->flags))
-        return false;                                                         // a tuned plan is the caller's
-    if (n <= (int64_t)whole_threads(true) * 4 * Pack<T>::size) return false;  // fits registers (4 packs a thread)
-    int device = 0, l2 = 0, sms = 0, sm_threads = 0;
+// Version 6's block for rows of row_bytes: the smallest of 512 and 1024 threads whose rows in flight (one a block, as
+// many blocks an SM as the kernel's registers and threads allow: cudaOccupancyMaxActiveBlocksPerMultiprocessor) fit
+// in a third of L2, so that the second walk reads L2, not device memory; 0 where none does. More blocks an SM hide
+// more of a block's reduction behind another's loads; more rows in flight than L2 holds send the second walk to
+// device memory. Measured on the H100 (NOTES.md, "Eleventh pass" and "Twelfth pass", % of the copy): bf16 LayerNorm
+// rows of 32768 in blocks of 512 (two an SM, 17 MB of rows) 90 %, of 1024 (one an SM) 68 %; float32 rows of 32768
+// in blocks of 512 (35 MB) 73 %, of 1024 (17 MB) 87 %; float32 RMSNorm rows of 65536 in blocks of 1024 (35 MB) 73 %.
+// Asks the device for its L2 size and SM count and the kernel's occupancy (queries, no launch).
+template <typename Kernel>
+int reread_block(Kernel kernel, int64_t row_bytes) {
+    int device = 0, l2 = 0, sms = 0;
     if (cudaGetDevice(&device) != cudaSuccess ||
         cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sm_threads, cudaDevAttrMaxThreadsPerMultiProcessor, device) != cudaSuccess) {
-        (void)cudaGetLastError();  // no device to ask: the other versions
-        return false;
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+        (void)cudaGetLastError();  // no device to ask: no choice from it
+        return 0;
     }
-    const int64_t in_flight = (int64_t)sms * (sm_threads / kRereadThreads);
-    return in_flight * n * (int64_t)sizeof(T) <= (int64_t)l2 * 2 / 3;
+    for (const int threads : {512, 1024}) {
+        int blocks = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0) != cudaSuccess) {
+            (void)cudaGetLastError();
+            return 0;
+        }
+        if (blocks > 0 && (int64_t)sms * blocks * row_bytes <= (int64_t)l2 / 3) return threads;
+    }
+    return 0;
+}
+
+// The block version 6 runs in, as a tuning (tuned: the caller's block; asked for by name: reread_block's, or
+// kRereadThreads where no block fits L2), and whether version 0 (AUTO) takes version 6: for a norm's forward of
+// 16-byte rows that do not fit one block's registers (whole_limit threads x 4 packs, the op's whole_threads()) and
+// that reread_block fits in L2 (H100: LayerNorm bf16 rows of 16385-66180 elements, float32 8193-33090; RMSNorm bf16
+// 32769-66180, float32 16385-33090). The softmax's version 0 never takes it (measured no faster than its cluster).
+// Returns the version to plan and sets *chosen to the tuning to plan it with (the caller's, or one naming the block).
+template <typename T, typename Kernel>
+int reread_choice(int version, int backward, bool norm, int64_t n, int packed, const rowwise_tuning *tuning,
+                  int whole_limit, Kernel kernel, rowwise_tuning *chosen, const rowwise_tuning **use) {
+    *use = tuning;
+    if (backward || packed != kPacks || sizeof(T) == 8) return version;
+    const bool tuned =
+        tuning && (tuning->block_threads || tuning->packs_per_thread || tuning->blocks_per_row || tuning->flags);
+    int threads = 0;
+    if (version == ROWWISE_AUTO) {
+        if (!norm || tuned || n <= (int64_t)whole_limit * 4 * Pack<T>::size) return version;  // tuned: the caller's
+        threads = reread_block(kernel, n * (int64_t)sizeof(T));
+        if (threads == 0) return version;
+        version = ROWWISE_REREAD;
+    } else if (version == ROWWISE_REREAD && !(tuning && tuning->block_threads)) {
+        threads = reread_block(kernel, n * (int64_t)sizeof(T));
+        if (threads == 0) threads = kRereadThreads;
+    } else {
+        return version;
+    }
+    *chosen = tuning ? *tuning : rowwise_tuning{};
+    chosen->block_threads = threads;
+    *use = chosen;
+    return version;
 }
 
 // The row-layout part of a plan (no device queries): threads per row, blocks per row, packs per thread.

@@ -59,8 +59,8 @@ extern "C" const char *rowwise_unsupported(rowwise_op op, int backward, int vers
     if (version < 0 || version > ROWWISE_VERSION_LAST) return "version must be one of 0, 1, 2, 3, 4, 5, 6";
     if ((version == ROWWISE_NAIVE || version == ROWWISE_WARP_ONLINE) && (op != ROWWISE_SOFTMAX || backward))
         return "versions 1 and 2 are softmax forward kernels only";
-    if (version == ROWWISE_REREAD && (op == ROWWISE_LAYER_NORM || backward))
-        return "version 6 is a forward kernel of softmax and RMSNorm only";
+    if (version == ROWWISE_REREAD && backward)
+        return "version 6 is a forward kernel only (the backward takes version 0)";
     if (version == ROWWISE_REREAD && n * (int64_t)course_dtype_size(dtype) % 16 != 0)
         return "version 6 reads rows of whole 16-byte packs: n times the element size must be a multiple of 16 (use 0)";
     if (version == ROWWISE_WARP_ONLINE && dtype == COURSE_FLOAT64)

@@ -292,6 +292,9 @@ cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const 
     // Rows over several blocks: the next row staged in shared memory (forward) and the mailbox in a cluster, measured
     // best on the H100 (NOTES.md, "Long rows: the switches measured").
     const int defaults = backward ? ROWWISE_FLAG_MAILBOX : ROWWISE_FLAG_MAILBOX | ROWWISE_FLAG_STAGE_NEXT;
+    rowwise_tuning chosen;  // version 6 by name: its block (reread_choice; version 0 never takes it for the softmax)
+    version = reread_choice<T>(version, backward, false, n, p.packed, tuning, kMaxThreads, softmax_reread_kernel<T>,
+                               &chosen, &tuning);
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults)) return cudaErrorInvalidValue;
     using A = acc_t<T>;
     if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)

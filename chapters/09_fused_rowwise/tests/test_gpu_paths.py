@@ -101,8 +101,6 @@ def test_rows_of_no_elements_every_version(op, version):
     once divided by zero here; test_ops.py asks it on the CPU)."""
     if version in (1, 2) and op != "softmax":
         pytest.skip("versions 1 and 2 are softmax forwards")
-    if version == 6 and op == "layer_norm":
-        pytest.skip("version 6 is a forward of softmax and RMSNorm")
     if version == 4 and torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("thread-block clusters need compute capability 9.0")
     x = torch.empty(3, 0, device="cuda").requires_grad_()
@@ -128,8 +126,8 @@ def test_rows_longer_than_a_block(op, dtype, version, small):
     n = (1 << 18) if not small else 3 * (1 << 14) + 8
     x = inputs((3, n), dtype, "cuda", scale=2.0)
     text = describe(x, op, version=version)
-    # (bf16 RMSNorm rows of the small size fit L2 for version 6 in version 0's choice: prefer_reread's own test)
-    assert "8 packs" in text or (op == "rms_norm" and text.startswith("reread: ")), text
+    # (bf16 norm rows of the small size fit L2 for version 6 in version 0's choice: reread_choice's own test)
+    assert "8 packs" in text or (op != "softmax" and text.startswith("reread: ")), text
     check(op, x, version)
 
 
@@ -151,22 +149,30 @@ def poisoned_call(fn, like):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64], ids=str)
 @pytest.mark.parametrize("n", [8, 1000, 4096, 12296, 32768])
-@pytest.mark.parametrize("op", ["softmax", "rms_norm"])
+@pytest.mark.parametrize("op", ["softmax", "layer_norm", "rms_norm"])
 def test_reread_every_dtype(op, n, dtype, small):
     """Version 6, a block per row walking it twice: rows of less than one pack a thread, of one step, of several, and
-    with a last step partly past the row's end (12296); every element written (poisoned output)."""
+    with a last step partly past the row's end (12296); every element written (poisoned output), the saved mean and
+    rstd against float64."""
     x = inputs((rows_for(n, small), n), dtype, "cuda", scale=3.0)
-    w, _ = params(n, dtype, "cuda")
+    w, b = params(n, dtype, "cuda")
     assert describe(x, op, version=6).startswith("reread: a ")
+    x64 = x.cpu().double()
+    stat_rtol = 1e-5 if dtype != torch.float64 else 1e-12
     if op == "softmax":
         y = poisoned_call(lambda: softmax(x, version=6), x)
         expected = reference("softmax", x)
+    elif op == "layer_norm":
+        y, mean, rstd = poisoned_call(lambda: torch.ops.rowwise.layer_norm(x, w, b, 1e-5, 6, []), x)
+        expected = reference("layer_norm", x, w, b, 1e-5)
+        torch.testing.assert_close(mean.cpu().double(), x64.mean(-1), rtol=stat_rtol, atol=stat_rtol)
+        want = 1 / (x64.var(-1, unbiased=False) + 1e-5).sqrt()
+        torch.testing.assert_close(rstd.cpu().double(), want, rtol=stat_rtol, atol=0)
     else:
         y, rstd = poisoned_call(lambda: torch.ops.rowwise.rms_norm(x, w, 1e-5, 6, []), x)
         expected = reference("rms_norm", x, w, 1e-5)
-        x64 = x.cpu().double()
         want = 1 / ((x64 * x64).mean(-1) + 1e-5).sqrt()
-        torch.testing.assert_close(rstd.cpu().double(), want, rtol=1e-5 if dtype != torch.float64 else 1e-12, atol=0)
+        torch.testing.assert_close(rstd.cpu().double(), want, rtol=stat_rtol, atol=0)
     rtol, atol = TOL[dtype]
     torch.testing.assert_close(y.double().cpu(), expected, rtol=rtol, atol=atol * (4 if op != "softmax" else 1))
 
@@ -187,29 +193,39 @@ def test_reread_without_a_weight_with_gradients_and_tuned_blocks():
         torch.testing.assert_close(got.double().cpu() / scale, want / scale, rtol=1e-4, atol=1e-5)
 
 
-def test_version_0_picks_version_6_for_rms_norm_where_the_rows_in_flight_fit_l2():
-    """The planner's rule (prefer_reread): RMSNorm forwards of 16-byte rows too long for one block's registers (1024
-    threads x 4 packs) take version 6 when one row a block of 1024 threads, as many blocks an SM as threads allow,
-    fits in 2/3 of L2; the softmax, LayerNorm, the backward, a tuned plan and unaligned rows never do. The values
-    it then computes: test_reread_every_dtype (version 6 by name) and the long-row tests of version 0."""
+def test_version_0_picks_version_6_for_the_norms_where_the_rows_in_flight_fit_l2():
+    """The planner's rule (reread_choice): norm forwards of 16-byte rows too long for one block's registers (4 packs
+    a thread in blocks of up to 1024 threads for RMSNorm, 512 for LayerNorm) take version 6 when the rows in flight
+    fit a third of L2, in blocks of 512 where two an SM fit, else of 1024 (the kernels take 40-64 registers: two
+    blocks of 512 an SM, one of 1024); the softmax, the backward, a tuned plan and unaligned rows never do, and
+    version 6 by name takes the same block. The values it then computes: test_reread_every_dtype (version 6 by name)
+    and the long-row tests of version 0."""
     props = torch.cuda.get_device_properties(0)
-    in_flight = props.multi_processor_count * (props.max_threads_per_multi_processor // 1024)
-    taken = 0
+    sms, budget = props.multi_processor_count, props.L2_cache_size // 3
+    taken = {"rms_norm": 0, "layer_norm": 0}
     for dtype in (torch.bfloat16, torch.float16, torch.float32):
         size = torch.tensor([], dtype=dtype).element_size()
-        for n in (16384, 32768, 65536, 1 << 17, 1 << 18):
+        for n in (8192, 16384, 24576, 32768, 65536, 1 << 17, 1 << 18):
             x = torch.empty(2, n, device="cuda", dtype=dtype)
-            fits_registers = n <= 1024 * 4 * (16 // size)
-            expected = not fits_registers and in_flight * n * size <= props.L2_cache_size * 2 // 3
-            taken += expected
-            assert describe(x, "rms_norm").startswith("reread: ") == expected, (dtype, n, describe(x, "rms_norm"))
-            for op, backward in (("rms_norm", True), ("softmax", False), ("layer_norm", False)):
-                assert not describe(x, op, backward=backward).startswith("reread: ")
-            assert not describe(x, "rms_norm", tune=[0, 0, 0, 0, 16]).startswith("reread: ")  # tuned: the caller's
+            row = n * size
+            block = 512 if 2 * sms * row <= budget else 1024 if sms * row <= budget else 0
+            for op, threads in (("rms_norm", 1024), ("layer_norm", 512)):
+                fits_registers = n <= threads * 4 * (16 // size)
+                expected = not fits_registers and block > 0
+                taken[op] += expected
+                text = describe(x, op)
+                assert text.startswith("reread: ") == expected, (op, dtype, n, text)
+                if expected:
+                    assert text.startswith(f"reread: a {block}-thread block"), (op, dtype, n, text)
+                assert describe(x, op, version=6).startswith(f"reread: a {block or 1024}-thread block")
+                assert not describe(x, op, backward=True).startswith("reread: ")
+                assert not describe(x, op, tune=[0, 0, 0, 0, 16]).startswith("reread: ")  # tuned: the caller's
+            assert not describe(x, "softmax").startswith("reread: ")
             unaligned = torch.empty(2 * n + 1, device="cuda", dtype=dtype)[1:].view(2, n)
             assert not describe(unaligned, "rms_norm").startswith("reread: ")
-    if props.L2_cache_size >= 48 * 2**20 and props.multi_processor_count <= 132:  # an H100: the rule is not idle
-        assert taken >= 2
+            assert not describe(unaligned, "layer_norm").startswith("reread: ")
+    if props.L2_cache_size >= 48 * 2**20 and sms <= 132:  # an H100: the rule is not idle
+        assert taken["rms_norm"] >= 2 and taken["layer_norm"] >= 4, taken
 
 
 @pytest.mark.parametrize("tune", [[128, 2, 0], [512, 4, 0], [0, 0, 3], [0, 0, 3, 1], [0, 0, 3, 1000], [256, 2, 0, 1]])
@@ -283,8 +299,11 @@ def test_describe_names_the_launch():
         rows = long[:, :n].to(dtype)
         assert describe(rows, "rms_norm").startswith("registers: 1024 threads per row"), describe(rows, "rms_norm")
         assert describe(rows, "rms_norm", backward=True).startswith(("cluster: ", "registers: 512 threads"))
-        for op in ("softmax", "layer_norm"):  # over blocks (float32 softmax rows of 16384: one block of 8 packs)
-            assert describe(rows, op).startswith(("cluster: ", "split: ")), describe(rows, op)
+        # over blocks (float32 softmax rows of 16384: one block of 8 packs); LayerNorm: version 6 where its rows in
+        # flight fit L2 (reread_choice, its own test)
+        assert describe(rows, "softmax").startswith(("cluster: ", "split: ")), describe(rows, "softmax")
+        text = describe(rows, "layer_norm")
+        assert text.startswith(("cluster: ", "split: ", "reread: ")), text
     assert not describe(long.float(), "rms_norm").startswith("registers: ")  # 2048 threads at 4 packs
     odd = torch.empty(2, 32769, device="cuda", dtype=torch.bfloat16)
     assert describe(odd, "rms_norm").startswith("registers: 1024 threads per row")  # the aligned body's 4096 packs
@@ -326,8 +345,8 @@ def test_long_rows_take_the_switches_by_default(op, dtype):
     built = dtype != torch.float16
     for backward in (False, True):
         text = describe(x if backward else torch.empty(2, 65536, device="cuda", dtype=dtype), op, backward=backward)
-        if text.startswith("reread: ") and op == "rms_norm" and not backward:
-            continue  # 16-bit RMSNorm rows of 65536 fit L2 for version 6 (prefer_reread, its own test)
+        if text.startswith("reread: ") and op != "softmax" and not backward:
+            continue  # 16-bit norm rows of 65536 fit L2 for version 6 (reread_choice, its own test)
         assert text.startswith("cluster:"), text
         assert ("mailbox" in text) == built, text
         if op != "softmax":

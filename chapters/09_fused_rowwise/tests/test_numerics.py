@@ -55,10 +55,11 @@ def test_layer_norm_with_a_large_mean(device, shift):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("version", [4, 5])
+@pytest.mark.parametrize("version", [4, 5, 6])
 def test_layer_norm_with_a_large_mean_over_several_blocks(version):
     """The same for rows over several blocks (versions 4, a cluster, and 5, two launches): each block's two passes,
-    then the blocks' (count, mean, M2) merged; the segments' means differ little, so their merge must not cancel."""
+    then the blocks' (count, mean, M2) merged; the segments' means differ little, so their merge must not cancel.
+    Version 6 (a block walking the row): each step's two passes, the steps' and the threads' triples merged."""
     if version == 4 and torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("thread-block clusters need compute capability 9.0")
     x = inputs((8, 40000), torch.float32, "cuda", shift=1e4)  # 5 blocks a row
