@@ -649,17 +649,13 @@ struct Exchange {
     S cluster[2];
 };
 
-// Every thread of the group gets the group's statistic. Called by all threads of the block (it has a barrier when
-// groups are larger than a warp).
+// Butterfly over groups of `width` lanes (a power of two up to 32): lanes i and i ^ mask swap and merge, the lower
+// lane's part first (plain sums: either order), so every lane of a group ends with the same bits. Unrolled over the
+// five masks a warp can have, with one merge of values picked field by field (pick): a loop over the width known at
+// run time kept a counter, a branch and a copy of the merge for each order (38 instructions a step in the softmax),
+// and a merge of whichever part a run-time bool named put both parts in local memory (NOTES.md, "Sixth pass").
 template <typename S>
-__device__ inline S reduce_group(S v, const Ctx &c, Exchange<S> &x, int parity) {
-    const int lane = (int)threadIdx.x % kWarp;
-    const int width = c.G < kWarp ? c.G : kWarp;
-    // Butterfly: lanes i and i ^ mask swap and merge, the lower lane's part first (plain sums: either order). Unrolled
-    // over the five masks a warp can have, with one merge of values picked field by field (pick): a loop over the
-    // width known at run time kept a counter, a branch and a copy of the merge for each order (38 instructions a step
-    // in the softmax), and a merge of whichever part a run-time bool named put both parts in local memory (NOTES.md,
-    // "Sixth pass").
+__device__ inline S butterfly(S v, int lane, int width) {
 #pragma unroll
     for (int mask = kWarp / 2; mask > 0; mask /= 2) {
         if (mask >= width) continue;
@@ -671,12 +667,26 @@ __device__ inline S reduce_group(S v, const Ctx &c, Exchange<S> &x, int parity) 
             v = merge(pick(upper, other, v), pick(upper, v, other));
         }
     }
+    return v;
+}
+
+// Every thread of the group gets the group's statistic. Called by all threads of the block (it has a barrier when
+// groups are larger than a warp).
+template <typename S>
+__device__ inline S reduce_group(S v, const Ctx &c, Exchange<S> &x, int parity) {
+    const int lane = (int)threadIdx.x % kWarp;
+    v = butterfly(v, lane, c.G < kWarp ? c.G : kWarp);
     if (c.G > kWarp) {  // the same for every thread of the block
         const int warp = (int)threadIdx.x / kWarp, first = c.g * (c.G / kWarp), count = c.G / kWarp;
         if (lane == 0) x.warps[parity][warp] = v;
         __syncthreads();
-        v = x.warps[parity][first];
-        for (int w = 1; w < count; ++w) v = merge(v, x.warps[parity][first + w]);
+        // Every warp merges the group's `count` warp parts by the same butterfly, lane i holding part i % width
+        // (empty past count): log2(count) merges a thread, not a chain of count - 1, each waiting for the one before
+        // (a division in LayerNorm's merge, an exponential in the softmax's; 31 of them for a block of 1024 threads,
+        // while nothing else of the block runs: NOTES.md, "Twelfth pass").
+        const int width = count <= 1 ? 1 : 1 << (32 - __clz(count - 1));  // count rounded up to a power of two
+        const int i = lane & (width - 1);
+        v = butterfly(i < count ? x.warps[parity][first + i] : S::empty(), lane, width);
     }
     return v;
 }
