@@ -345,24 +345,11 @@ __global__ void __launch_bounds__(1024)
         mine.v[0] = squares.sum();
         const A rstd = rsqrt_acc(reduce_group(mine, c, exchange, parity).v[0] / A(n) + eps);
         if (threadIdx.x == 0) rstd_out[row] = rstd;
-        uint4 *out = reinterpret_cast<uint4 *>(y + row * n);
-        reread_walk(x + row * n, packs, drop, [&](const uint32_t (&v)[kRereadPacks][4], int valid, int64_t first) {
+        reread_write(x + row * n, y + row * n, packs, drop, [&](const uint32_t (&v)[4], int64_t at, A(&r)[S]) {
+            uint32_t wv[4];
+            param16(wv, weight, at);
 #pragma unroll
-            for (int k = 0; k < kRereadPacks; ++k) {
-                if (k >= valid) continue;
-                const int64_t at = first + k * (int64_t)blockDim.x;
-                uint32_t wv[4] = {0, 0, 0, 0};
-                if (weight != nullptr) {
-                    const uint4 q = __ldg(weight + at);  // L1 and L2 hits: every row reads the same weight
-                    wv[0] = q.x, wv[1] = q.y, wv[2] = q.z, wv[3] = q.w;
-                }
-                A r[S];
-                uint32_t q[4];
-#pragma unroll
-                for (int j = 0; j < S; ++j) r[j] = Bits<T>::get(v[k], j) * rstd * (weight ? Bits<T>::get(wv, j) : A(1));
-                Bits<T>::put(q, r);
-                __stcs(out + at, make_uint4(q[0], q[1], q[2], q[3]));
-            }
+            for (int j = 0; j < S; ++j) r[j] = Bits<T>::get(v, j) * rstd * (weight ? Bits<T>::get(wv, j) : A(1));
         });
     }
 }
@@ -405,30 +392,14 @@ __global__ void __launch_bounds__(1024)
         const St total = reduce_group(mine, c, exchange, parity);
         const A mean = total.mean, rstd = rsqrt_acc(total.m2 / A(n) + eps);
         if (threadIdx.x == 0) mean_out[row] = mean, rstd_out[row] = rstd;
-        uint4 *out = reinterpret_cast<uint4 *>(y + row * n);
-        reread_walk(x + row * n, packs, drop, [&](const uint32_t (&v)[kRereadPacks][4], int valid, int64_t first) {
+        reread_write(x + row * n, y + row * n, packs, drop, [&](const uint32_t (&v)[4], int64_t at, A(&r)[S]) {
+            uint32_t wv[4], bv[4];
+            param16(wv, weight, at);
+            param16(bv, bias, at);
 #pragma unroll
-            for (int k = 0; k < kRereadPacks; ++k) {
-                if (k >= valid) continue;
-                const int64_t at = first + k * (int64_t)blockDim.x;
-                uint32_t wv[4] = {0, 0, 0, 0}, bv[4] = {0, 0, 0, 0};
-                if (weight != nullptr) {
-                    const uint4 q = __ldg(weight + at);  // L1 and L2 hits: every row reads the same weight and bias
-                    wv[0] = q.x, wv[1] = q.y, wv[2] = q.z, wv[3] = q.w;
-                }
-                if (bias != nullptr) {
-                    const uint4 q = __ldg(bias + at);
-                    bv[0] = q.x, bv[1] = q.y, bv[2] = q.z, bv[3] = q.w;
-                }
-                A r[S];
-                uint32_t q[4];
-#pragma unroll
-                for (int j = 0; j < S; ++j) {
-                    r[j] = (Bits<T>::get(v[k], j) - mean) * rstd * (weight ? Bits<T>::get(wv, j) : A(1));
-                    if (bias != nullptr) r[j] += Bits<T>::get(bv, j);
-                }
-                Bits<T>::put(q, r);
-                __stcs(out + at, make_uint4(q[0], q[1], q[2], q[3]));
+            for (int j = 0; j < S; ++j) {
+                r[j] = (Bits<T>::get(v, j) - mean) * rstd * (weight ? Bits<T>::get(wv, j) : A(1));
+                if (bias != nullptr) r[j] += Bits<T>::get(bv, j);
             }
         });
     }

@@ -751,6 +751,14 @@ __device__ inline void load16_hinted(uint32_t (&w)[4], const uint4 *p, uint64_t 
                  : "l"(p), "l"(policy));
 }
 
+// Pack `at` of a weight or bias that every row reads (L1 and L2 hits), or zeros where the vector is absent.
+__device__ inline void param16(uint32_t (&w)[4], const uint4 *vec, int64_t at) {
+    w[0] = w[1] = w[2] = w[3] = 0;
+    if (vec == nullptr) return;
+    const uint4 q = __ldg(vec + at);
+    w[0] = q.x, w[1] = q.y, w[2] = q.z, w[3] = q.w;
+}
+
 // One walk over a row of `packs` 16-byte packs: visit(w, valid, first) for each step, w[u] holding pack
 // first + u * blockDim.x, of which the first `valid` lie inside the row (the others are zero).
 template <typename Visit>
@@ -770,6 +778,25 @@ __device__ inline void reread_walk(const void *row, int64_t packs, uint64_t poli
         }
         visit(w, valid, first);
     }
+}
+
+// Version 6's second walk: pack `at` of the output row is out(w, at, r), from pack `at` of the input row (its words
+// w), narrowed from the S values r and streamed to memory (st.global.cs: no line of it is read again).
+template <typename T, typename Out>
+__device__ inline void reread_write(const T *in_row, T *out_row, int64_t packs, uint64_t policy, Out out) {
+    uint4 *dst = reinterpret_cast<uint4 *>(out_row);
+    reread_walk(in_row, packs, policy, [&](const uint32_t (&w)[kRereadPacks][4], int valid, int64_t first) {
+#pragma unroll
+        for (int k = 0; k < kRereadPacks; ++k) {
+            if (k >= valid) continue;
+            const int64_t at = first + k * (int64_t)blockDim.x;
+            acc_t<T> r[Pack<T>::size];
+            uint32_t q[4];
+            out(w[k], at, r);
+            Bits<T>::put(q, r);
+            __stcs(dst + at, make_uint4(q[0], q[1], q[2], q[3]));
+        }
+    });
 }
 
 // The block as one group (reduce_group's view of it): every thread of the block holds part of one row.

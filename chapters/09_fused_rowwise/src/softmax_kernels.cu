@@ -216,18 +216,9 @@ __global__ void __launch_bounds__(1024)
         });
         const St total = reduce_group(mine, c, exchange, parity);
         const A inverse = A(1) / total.sum;
-        uint4 *out = reinterpret_cast<uint4 *>(y + row * n);
-        reread_walk(x + row * n, packs, drop, [&](const uint32_t (&w)[kRereadPacks][4], int valid, int64_t first) {
+        reread_write(x + row * n, y + row * n, packs, drop, [&](const uint32_t (&w)[4], int64_t, A(&v)[S]) {
 #pragma unroll
-            for (int k = 0; k < kRereadPacks; ++k) {
-                if (k >= valid) continue;
-                A v[S];
-                uint32_t q[4];
-#pragma unroll
-                for (int j = 0; j < S; ++j) v[j] = exp_acc(Bits<T>::get(w[k], j) - total.max) * inverse;
-                Bits<T>::put(q, v);
-                __stcs(out + first + k * (int64_t)blockDim.x, make_uint4(q[0], q[1], q[2], q[3]));
-            }
+            for (int j = 0; j < S; ++j) v[j] = exp_acc(Bits<T>::get(w, j) - total.max) * inverse;
         });
     }
 }
