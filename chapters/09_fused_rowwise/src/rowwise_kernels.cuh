@@ -1538,7 +1538,10 @@ inline int64_t body_walkers(const Plan &p, int64_t walkers, int groups, int64_t 
 // A launch gets 48 KB of shared memory, static and dynamic together, unless the kernel asks for more: this asks when
 // `dynamic` and the kernel's static part (its Exchange) pass 48 KB. (Dynamic alone at exactly 48 KB, with a static
 // part on top, failed with cudaErrorInvalidConfiguration: float32 LayerNorm backward, odd N.)
-// Asked once per kernel, device and size (remembered).
+// Asked once per kernel, device and size (remembered). The attribute is raised, never lowered: it is the most any
+// launch of the kernel may take, and a size remembered as allowed must stay allowed (lowered for a smaller plan, it
+// made a later launch of a larger size, remembered as done, fail with cudaErrorInvalidConfiguration: float32 softmax
+// rows of 16384, then 65536, then 2^17; tests/test_gpu_paths.py).
 template <typename Kernel>
 cudaError_t allow_shared(Kernel kernel, size_t dynamic) {
     int64_t done = 0;
@@ -1547,6 +1550,7 @@ cudaError_t allow_shared(Kernel kernel, size_t dynamic) {
         CUDA_RETURN_IF_ERROR(cudaFuncGetAttributes(&attributes, kernel));
         *answer = 1;
         if (attributes.sharedSizeBytes + dynamic <= 48 * 1024) return cudaSuccess;
+        if ((size_t)attributes.maxDynamicSharedSizeBytes >= dynamic) return cudaSuccess;  // a larger size is allowed
         return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dynamic);
     });
 }

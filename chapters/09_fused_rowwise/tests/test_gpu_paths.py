@@ -5,11 +5,16 @@ explores."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
 from helpers import inputs, params, reference
 from rowwise import describe, layer_norm, rms_norm, softmax
+
+CHAPTER = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.gpu
 
@@ -287,6 +292,24 @@ def test_experimental_switches_keep_the_bits(op, dtype, flags):
             tol = 1e-2 if dtype == torch.bfloat16 else 1e-5  # one bf16 rounding of the float sums
             for g, e in zip(got[1:], want[1:]):  # dweight, dbias: sums over grids that may differ in size
                 torch.testing.assert_close(g, e, rtol=tol, atol=tol * e.abs().max().item())
+
+
+def test_shared_memory_allowance_is_never_lowered():
+    """A kernel's dynamic shared memory allowance is raised for a large plan and must stay raised: lowered for a
+    smaller plan of the same kernel, a later launch of the large size (remembered as allowed) failed with
+    cudaErrorInvalidConfiguration. In a fresh process, so that no earlier test has launched these kernels."""
+    script = """
+import sys, torch
+sys.path.insert(0, "."); sys.path.insert(0, "../../common")
+from rowwise import describe, softmax
+for n in (16384, 65536, 1 << 17):  # the 8-pack float32 forward: 128 KB, 64 KB, 128 KB of staged rows a block
+    x = torch.randn(2, n, device="cuda")
+    describe(x, "softmax")
+    torch.testing.assert_close(softmax(x).double(), torch.softmax(x.double(), -1), rtol=2e-5, atol=2e-6)
+print("ok")
+"""
+    done = subprocess.run([sys.executable, "-c", script], cwd=CHAPTER, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-2000:]
 
 
 def test_describe_names_the_launch():
