@@ -118,6 +118,10 @@ typedef struct {
 /* NULL when `version` can run this op at this shape on the current device, else a sentence saying why not. */
 const char *rowwise_unsupported(rowwise_op op, int backward, int version, course_dtype dtype, int64_t n);
 
+/* NULL when the tensors' addresses suit `version`, else a sentence saying why not (version 6 reads whole 16-byte
+ * packs, so every tensor must start on a 16-byte boundary; the other versions take any address). */
+const char *rowwise_unaligned(int version, course_dtype dtype, const rowwise_args *args);
+
 /* Bytes of device scratch memory the launch needs (partial sums of dw and db, split-row statistics). */
 cudaError_t rowwise_workspace_bytes(rowwise_op op, int backward, int version, course_dtype dtype,
                                     const rowwise_args *args, const rowwise_tuning *tuning, size_t *bytes);

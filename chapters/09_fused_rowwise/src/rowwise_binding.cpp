@@ -300,14 +300,10 @@ void run_cuda(rowwise_op op, int backward, int64_t version, const Tensor &x, con
               c10::IntArrayRef tune) {
     const rowwise_tuning t = tuning_of(tune);
     const rowwise_tuning *tuning = tune.empty() ? nullptr : &t;
-    // Version 6 loads whole 16-byte packs: a tensor that starts inside one (a view at an odd offset) cannot take it.
-    const auto aligned = [](const void *p) { return p == nullptr || reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-    TORCH_CHECK_VALUE(
-        version != ROWWISE_REREAD || (aligned(args.x) && aligned(args.w) && aligned(args.b) && aligned(args.y)),
-        "version 6 loads 16-byte packs: x, weight and bias must start at a multiple of 16 bytes (a view at an offset "
-        "may not); use version 0");
-    size_t bytes = 0;
     const course_dtype dtype = course::dtype_of(x);
+    const char *unaligned = rowwise_unaligned((int)version, dtype, &args);  // version 6: a view at an odd offset
+    TORCH_CHECK_VALUE(unaligned == nullptr, unaligned);
+    size_t bytes = 0;
     const cudaError_t planned = rowwise_workspace_bytes(op, backward, (int)version, dtype, &args, tuning, &bytes);
     check_tuned_plan(planned, tune);
     COURSE_CHECK_LAUNCH(planned);

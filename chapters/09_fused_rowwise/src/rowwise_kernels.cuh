@@ -1257,6 +1257,37 @@ inline size_t align256(size_t bytes) {
     return (bytes + 255) / 256 * 256;
 }
 
+// What the host asked the runtime about a kernel on a device, kept so that it asks once (as course::blocks_per_wave
+// does): the attribute and occupancy calls below cost microseconds each, on every launch, and a backward launches
+// three kernels. `key` says what the answer depends on besides the kernel and the device.
+struct Remembered {
+    const void *kernel;
+    int device;
+    int64_t key[3];
+    int64_t value;
+};
+template <typename Kernel, typename Ask>
+cudaError_t remembered(Kernel kernel, int64_t a, int64_t b, int64_t c, int64_t *value, Ask ask) {
+    static std::mutex lock;
+    static std::vector<Remembered> known;
+    int device = 0;
+    CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
+    const Remembered wanted{reinterpret_cast<const void *>(kernel), device, {a, b, c}, 0};
+    {
+        const std::lock_guard<std::mutex> guard(lock);
+        for (const Remembered &k : known) {
+            if (k.kernel == wanted.kernel && k.device == device && k.key[0] == a && k.key[1] == b && k.key[2] == c) {
+                *value = k.value;
+                return cudaSuccess;
+            }
+        }
+    }
+    CUDA_RETURN_IF_ERROR(ask(value));
+    const std::lock_guard<std::mutex> guard(lock);
+    known.push_back(Remembered{wanted.kernel, device, {a, b, c}, *value});
+    return cudaSuccess;
+}
+
 inline bool device_has_clusters() {
     int device = 0, major = 0, launch = 0;
     if (cudaGetDevice(&device) != cudaSuccess) return false;
@@ -1275,25 +1306,32 @@ constexpr int kRereadThreads = 1024;
 // device memory. Measured on the H100 (NOTES.md, "Eleventh pass" and "Twelfth pass", % of the copy): bf16 LayerNorm
 // rows of 32768 in blocks of 512 (two an SM, 17 MB of rows) 90 %, of 1024 (one an SM) 68 %; float32 rows of 32768
 // in blocks of 512 (35 MB) 73 %, of 1024 (17 MB) 87 %; float32 RMSNorm rows of 65536 in blocks of 1024 (35 MB) 73 %.
-// Asks the device for its L2 size and SM count and the kernel's occupancy (queries, no launch).
+// Asks the device for its L2 size and SM count and the kernel's occupancy (queries, no launch), once per kernel,
+// device and row length (remembered).
 template <typename Kernel>
 int reread_block(Kernel kernel, int64_t row_bytes) {
-    int device = 0, l2 = 0, sms = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-        (void)cudaGetLastError();  // no device to ask: no choice from it
+    int64_t threads = 0;
+    const cudaError_t asked = remembered(kernel, row_bytes, 0, 0, &threads, [&](int64_t *answer) {
+        int device = 0, l2 = 0, sms = 0;
+        CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
+        CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+        CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        *answer = 0;
+        for (const int block : {512, 1024}) {
+            int blocks = 0;
+            CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, block, 0));
+            if (blocks > 0 && (int64_t)sms * blocks * row_bytes <= (int64_t)l2 / 3) {
+                *answer = block;
+                break;
+            }
+        }
+        return cudaSuccess;
+    });
+    if (asked != cudaSuccess) {
+        (void)cudaGetLastError();  // no device to ask: no choice from it (the launch that follows reports the error)
         return 0;
     }
-    for (const int threads : {512, 1024}) {
-        int blocks = 0;
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, 0) != cudaSuccess) {
-            (void)cudaGetLastError();
-            return 0;
-        }
-        if (blocks > 0 && (int64_t)sms * blocks * row_bytes <= (int64_t)l2 / 3) return threads;
-    }
-    return 0;
+    return (int)threads;
 }
 
 // The block version 6 runs in, as a tuning (tuned: the caller's block; asked for by name: reread_block's, or
@@ -1470,37 +1508,6 @@ inline void cluster_config(cudaLaunchConfig_t *config, cudaLaunchAttribute *attr
     attribute->val.clusterDim.z = 1;
     config->attrs = attribute;
     config->numAttrs = 1;
-}
-
-// What the host asked the runtime about a kernel on a device, kept so that it asks once (as course::blocks_per_wave
-// does): the attribute and occupancy calls below cost microseconds each, on every launch, and a backward launches
-// three kernels. `key` says what the answer depends on besides the kernel and the device.
-struct Remembered {
-    const void *kernel;
-    int device;
-    int64_t key[3];
-    int64_t value;
-};
-template <typename Kernel, typename Ask>
-cudaError_t remembered(Kernel kernel, int64_t a, int64_t b, int64_t c, int64_t *value, Ask ask) {
-    static std::mutex lock;
-    static std::vector<Remembered> known;
-    int device = 0;
-    CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
-    const Remembered wanted{reinterpret_cast<const void *>(kernel), device, {a, b, c}, 0};
-    {
-        const std::lock_guard<std::mutex> guard(lock);
-        for (const Remembered &k : known) {
-            if (k.kernel == wanted.kernel && k.device == device && k.key[0] == a && k.key[1] == b && k.key[2] == c) {
-                *value = k.value;
-                return cudaSuccess;
-            }
-        }
-    }
-    CUDA_RETURN_IF_ERROR(ask(value));
-    const std::lock_guard<std::mutex> guard(lock);
-    known.push_back(Remembered{wanted.kernel, device, {a, b, c}, *value});
-    return cudaSuccess;
 }
 
 // How many clusters of this plan the GPU holds at once (0: none fits, e.g. too many blocks per cluster).

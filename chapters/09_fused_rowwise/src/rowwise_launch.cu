@@ -79,6 +79,12 @@ extern "C" const char *rowwise_unsupported(rowwise_op op, int backward, int vers
     return "unknown dtype";
 }
 
+extern "C" const char *rowwise_unaligned(int version, course_dtype dtype, const rowwise_args *args) {
+    if (version != ROWWISE_REREAD || args == nullptr || args_packed(args, course_dtype_size(dtype))) return nullptr;
+    return "version 6 loads 16-byte packs: x, weight and bias must start at a multiple of 16 bytes (a view at an "
+           "offset may not); use version 0";
+}
+
 extern "C" cudaError_t rowwise_workspace_bytes(rowwise_op op, int backward, int version, course_dtype dtype,
                                                const rowwise_args *args, const rowwise_tuning *tuning, size_t *bytes) {
     Plan p;

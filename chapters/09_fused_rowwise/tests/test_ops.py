@@ -154,3 +154,8 @@ def test_bad_inputs_on_the_gpu():
     offset = torch.randn(4 * 64 + 1, device="cuda")[1:].view(4, 64)  # contiguous, 4 bytes past a 16-byte boundary
     with pytest.raises(ValueError, match="version 6 loads 16-byte packs: x, weight and bias must start"):
         rms_norm(offset, None, 1e-5, version=6)
+    x64 = torch.randn(4, 64, device="cuda")  # x aligned, the bias a view 4 bytes past a boundary
+    weight, bias = torch.randn(64, device="cuda"), torch.randn(65, device="cuda")[1:]
+    with pytest.raises(ValueError, match="version 6 loads 16-byte packs: x, weight and bias must start"):
+        layer_norm(x64, weight, bias, version=6)
+    torch.testing.assert_close(layer_norm(x64, weight, bias), torch.nn.functional.layer_norm(x64, (64,), weight, bias))
