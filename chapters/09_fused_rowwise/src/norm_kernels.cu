@@ -318,7 +318,7 @@ __global__ void __launch_bounds__(kMaxBackwardThreads, min_blocks(backward_fits_
 }
 
 // ---- version 6 (RMSNorm forward) ---------------------------------------------------------------------------------
-template <typename T>
+template <typename T, int U>
 __global__ void __launch_bounds__(1024)
     rms_norm_reread_kernel(const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ y,
                            acc_t<T> *__restrict__ rstd_out, int64_t rows, int64_t n, acc_t<T> eps) {
@@ -332,9 +332,9 @@ __global__ void __launch_bounds__(1024)
     const uint4 *weight = reinterpret_cast<const uint4 *>(w);
     int parity = 0;
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x, parity ^= 1) {
-        PerPack<kRereadPacks, A> squares(A(0));  // a sum a pack, side by side (short chains of adds)
-        reread_walk(x + row * n, packs, keep, [&](const uint32_t (&v)[kRereadPacks][4], int valid, int64_t) {
-            RW_EACH(kRereadPacks, S) {
+        PerPack<U, A> squares(A(0));  // a sum a pack, side by side (short chains of adds)
+        reread_walk<U>(x + row * n, packs, keep, [&](const uint32_t (&v)[U][4], int valid, int64_t) {
+            RW_EACH(U, S) {
                 if (k < valid) {
                     const A e = Bits<T>::get(v[k], j);
                     squares.add(k, e * e);
@@ -345,7 +345,7 @@ __global__ void __launch_bounds__(1024)
         mine.v[0] = squares.sum();
         const A rstd = rsqrt_acc(reduce_group(mine, c, exchange, parity).v[0] / A(n) + eps);
         if (threadIdx.x == 0) rstd_out[row] = rstd;
-        reread_write(x + row * n, y + row * n, packs, drop, [&](const uint32_t (&v)[4], int64_t at, A(&r)[S]) {
+        reread_write<U>(x + row * n, y + row * n, packs, drop, [&](const uint32_t (&v)[4], int64_t at, A(&r)[S]) {
             uint32_t wv[4];
             param16(wv, weight, at);
 #pragma unroll
@@ -358,7 +358,7 @@ __global__ void __launch_bounds__(1024)
 // The first walk keeps Welford's statistics, not the whole-row kernel's two passes (those would need a third walk):
 // each step's (count, mean, M2) is made from the step's values in registers, two passes over them, and merged into
 // the thread's running triple with Chan's formula; the block merges the threads' triples once (reduce_group).
-template <typename T>
+template <typename T, int U>
 __global__ void __launch_bounds__(1024)
     layer_norm_reread_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b,
                              T *__restrict__ y, acc_t<T> *__restrict__ mean_out, acc_t<T> *__restrict__ rstd_out,
@@ -374,14 +374,14 @@ __global__ void __launch_bounds__(1024)
     int parity = 0;
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x, parity ^= 1) {
         St mine = St::empty();
-        reread_walk(x + row * n, packs, keep, [&](const uint32_t (&v)[kRereadPacks][4], int valid, int64_t) {
-            PerPack<kRereadPacks, A> sums(A(0));
-            RW_EACH(kRereadPacks, S) {
+        reread_walk<U>(x + row * n, packs, keep, [&](const uint32_t (&v)[U][4], int valid, int64_t) {
+            PerPack<U, A> sums(A(0));
+            RW_EACH(U, S) {
                 if (k < valid) sums.add(k, Bits<T>::get(v[k], j));
             }
             const A count = A(valid * S), mean = sums.sum() / count;
-            PerPack<kRereadPacks, A> m2(A(0));
-            RW_EACH(kRereadPacks, S) {
+            PerPack<U, A> m2(A(0));
+            RW_EACH(U, S) {
                 if (k < valid) {
                     const A d = Bits<T>::get(v[k], j) - mean;
                     m2.add(k, d * d);
@@ -392,7 +392,7 @@ __global__ void __launch_bounds__(1024)
         const St total = reduce_group(mine, c, exchange, parity);
         const A mean = total.mean, rstd = rsqrt_acc(total.m2 / A(n) + eps);
         if (threadIdx.x == 0) mean_out[row] = mean, rstd_out[row] = rstd;
-        reread_write(x + row * n, y + row * n, packs, drop, [&](const uint32_t (&v)[4], int64_t at, A(&r)[S]) {
+        reread_write<U>(x + row * n, y + row * n, packs, drop, [&](const uint32_t (&v)[4], int64_t at, A(&r)[S]) {
             uint32_t wv[4], bv[4];
             param16(wv, weight, at);
             param16(bv, bias, at);
@@ -443,12 +443,17 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     const int defaults = ROWWISE_FLAG_MAILBOX | ROWWISE_FLAG_PREFETCH_L2;
     // A forward of rows too long for a block, whose rows in flight fit L2: version 6, and its block (reread_choice).
     rowwise_tuning chosen;
+    const int step = reread_step(tuning);
     if constexpr (RMS)
-        version = reread_choice<T>(version, backward, true, n, p.packed, tuning, whole_threads(RMS),
-                                   rms_norm_reread_kernel<T>, &chosen, &tuning);
+        version = reread_choice<T>(
+            version, backward, n, p.packed, tuning, whole_threads(RMS),
+            reread_pick(step, rms_norm_reread_kernel<T, 1>, rms_norm_reread_kernel<T, 2>, rms_norm_reread_kernel<T, 4>),
+            &chosen, &tuning);
     else
-        version = reread_choice<T>(version, backward, true, n, p.packed, tuning, whole_threads(RMS),
-                                   layer_norm_reread_kernel<T>, &chosen, &tuning);
+        version = reread_choice<T>(version, backward, n, p.packed, tuning, whole_threads(RMS),
+                                   reread_pick(step, layer_norm_reread_kernel<T, 1>, layer_norm_reread_kernel<T, 2>,
+                                               layer_norm_reread_kernel<T, 4>),
+                                   &chosen, &tuning);
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults, whole_threads(RMS)))
         return cudaErrorInvalidValue;
     if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)
@@ -457,16 +462,20 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
         T *y = static_cast<T *>(a->y);
         A *rstd = static_cast<A *>(a->rstd);
         if constexpr (RMS) {
-            CUDA_RETURN_IF_ERROR(size_plan(rms_norm_reread_kernel<T>, version, 0, rows, n, sizeof(A), 0, 0, &p));
+            const auto kernel = reread_pick(p.ppt, rms_norm_reread_kernel<T, 1>, rms_norm_reread_kernel<T, 2>,
+                                            rms_norm_reread_kernel<T, 4>);
+            CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 0, rows, n, sizeof(A), 0, 0, &p));
             *out = p;
             if (plan_only || rows == 0 || n == 0) return cudaSuccess;
-            return launch(rms_norm_reread_kernel<T>, p, stream, x, w, y, rstd, rows, n, (A)a->eps);
+            return launch(kernel, p, stream, x, w, y, rstd, rows, n, (A)a->eps);
         } else {
-            CUDA_RETURN_IF_ERROR(size_plan(layer_norm_reread_kernel<T>, version, 0, rows, n, sizeof(A), 0, 0, &p));
+            const auto kernel = reread_pick(p.ppt, layer_norm_reread_kernel<T, 1>, layer_norm_reread_kernel<T, 2>,
+                                            layer_norm_reread_kernel<T, 4>);
+            CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 0, rows, n, sizeof(A), 0, 0, &p));
             *out = p;
             if (plan_only || rows == 0 || n == 0) return cudaSuccess;
-            return launch(layer_norm_reread_kernel<T>, p, stream, x, w, static_cast<const T *>(a->b), y,
-                          static_cast<A *>(a->mean), rstd, rows, n, (A)a->eps);
+            return launch(kernel, p, stream, x, w, static_cast<const T *>(a->b), y, static_cast<A *>(a->mean), rstd,
+                          rows, n, (A)a->eps);
         }
     }
     // The forward also stages the next row where that measured faster on the H100 (NOTES.md, "Sixth pass"): RMSNorm

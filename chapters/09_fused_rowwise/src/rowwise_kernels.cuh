@@ -18,9 +18,9 @@
  *     distributed shared memory in a thread-block cluster (Hopper), or through global memory in a second kernel.
  *   - Blocks walk the rows (a grid-stride loop), so a grid of a few waves covers any number of rows, and each
  *     block's partial sums of dweight and dbias cover all the rows it saw.
- *   - Version 6 (kReread, the forwards): a block per row, its threads walking the row in steps of
- *     kRereadPacks packs each, twice: the statistics, then the output. The second walk reads the row from L2, which
- *     the first asked to keep it (reread_walk below).
+ *   - Version 6 (kReread, the forwards): a block per row (a grid of one block a row unless tuned), its threads
+ *     walking the row in steps of U packs each (kRereadPacks unless tuned), twice: the statistics, then the output.
+ *     The second walk reads the row from L2, which the first asked to keep it (reread_walk below).
  */
 #pragma once
 
@@ -730,9 +730,11 @@ __device__ inline void finish(const Ctx &c) {
 // row again to write it. x is read twice, but the second read need not reach device memory: the first walk's loads
 // ask L2 to keep their lines (evict_last), the second walk's to drop them (evict_first), and the stores stream
 // (st.global.cs). The rows in flight on the GPU (a block's each) must then fit in L2 together. torch.compile's
-// looped reductions do the same with Triton's eviction policies. Version 0 takes it for the norms' forwards where
-// a block's rows in flight fit L2 (reread_choice below; NOTES.md, "Tenth pass" to "Twelfth pass").
-constexpr int kRereadPacks = 4;  // U
+// looped reductions do the same with Triton's eviction policies. Version 0 takes it for the forwards where a block's
+// rows in flight fit L2 (reread_choice below; NOTES.md, "Tenth pass" to "Thirteenth pass").
+// U: 4 packs a step by default; tune may ask 1 or 2 (fewer registers and bytes in flight a thread: on the H100, in
+// the block reread_block picks, 3-25 points slower at every shape measured; NOTES.md, "Thirteenth pass").
+constexpr int kRereadPacks = 4;
 
 __device__ inline uint64_t l2_keep_policy() {
     uint64_t policy;
@@ -761,15 +763,15 @@ __device__ inline void param16(uint32_t (&w)[4], const uint4 *vec, int64_t at) {
 
 // One walk over a row of `packs` 16-byte packs: visit(w, valid, first) for each step, w[u] holding pack
 // first + u * blockDim.x, of which the first `valid` lie inside the row (the others are zero).
-template <typename Visit>
+template <int U, typename Visit>
 __device__ inline void reread_walk(const void *row, int64_t packs, uint64_t policy, Visit visit) {
     const uint4 *p = static_cast<const uint4 *>(row);
     const int64_t step = (int64_t)blockDim.x;
-    for (int64_t first = threadIdx.x; first < packs; first += kRereadPacks * step) {
-        uint32_t w[kRereadPacks][4];
+    for (int64_t first = threadIdx.x; first < packs; first += U * step) {
+        uint32_t w[U][4];
         int valid = 0;
 #pragma unroll
-        for (int u = 0; u < kRereadPacks; ++u) {
+        for (int u = 0; u < U; ++u) {
             w[u][0] = w[u][1] = w[u][2] = w[u][3] = 0;
             if (first + u * step < packs) {
                 load16_hinted(w[u], p + first + u * step, policy);
@@ -782,12 +784,12 @@ __device__ inline void reread_walk(const void *row, int64_t packs, uint64_t poli
 
 // Version 6's second walk: pack `at` of the output row is out(w, at, r), from pack `at` of the input row (its words
 // w), narrowed from the S values r and streamed to memory (st.global.cs: no line of it is read again).
-template <typename T, typename Out>
+template <int U, typename T, typename Out>
 __device__ inline void reread_write(const T *in_row, T *out_row, int64_t packs, uint64_t policy, Out out) {
     uint4 *dst = reinterpret_cast<uint4 *>(out_row);
-    reread_walk(in_row, packs, policy, [&](const uint32_t (&w)[kRereadPacks][4], int valid, int64_t first) {
+    reread_walk<U>(in_row, packs, policy, [&](const uint32_t (&w)[U][4], int valid, int64_t first) {
 #pragma unroll
-        for (int k = 0; k < kRereadPacks; ++k) {
+        for (int k = 0; k < U; ++k) {
             if (k >= valid) continue;
             const int64_t at = first + k * (int64_t)blockDim.x;
             acc_t<T> r[Pack<T>::size];
@@ -1296,6 +1298,16 @@ inline bool device_has_clusters() {
     return major >= 9 && launch != 0;
 }
 
+// Version 6's kernel for a plan's packs a thread a step (p.ppt: 1, 2 or 4; the kernels' template parameter U).
+template <typename Kernel>
+Kernel reread_pick(int ppt, Kernel one, Kernel two, Kernel four) {
+    return ppt == 1 ? one : ppt == 2 ? two : four;
+}
+// The packs a step a tuning asks version 6 for (kRereadPacks: none asked).
+inline int reread_step(const rowwise_tuning *tuning) {
+    return tuning && tuning->packs_per_thread ? tuning->packs_per_thread : kRereadPacks;
+}
+
 // Version 6's block when none is asked for and none fits L2 (below): 1024 threads.
 constexpr int kRereadThreads = 1024;
 
@@ -1335,21 +1347,21 @@ int reread_block(Kernel kernel, int64_t row_bytes) {
 }
 
 // The block version 6 runs in, as a tuning (tuned: the caller's block; asked for by name: reread_block's, or
-// kRereadThreads where no block fits L2), and whether version 0 (AUTO) takes version 6: for a norm's forward of
-// 16-byte rows that do not fit one block's registers (whole_limit threads x 4 packs, the op's whole_threads()) and
-// that reread_block fits in L2 (H100: LayerNorm bf16 rows of 16385-66180 elements, float32 8193-33090; RMSNorm bf16
-// 32769-66180, float32 16385-33090). The softmax's version 0 never takes it (measured no faster than its cluster).
+// kRereadThreads where no block fits L2), and whether version 0 (AUTO) takes version 6: for a forward of 16-byte rows
+// that do not fit one block's registers (whole_limit threads x 4 packs: the op's whole-row limit) and that
+// reread_block fits in L2 (H100: the softmax and LayerNorm bf16 rows of 16385-66180 elements, float32 8193-33090;
+// RMSNorm bf16 32769-66180, float32 16385-33090). `kernel` is the one the plan will launch (its occupancy).
 // Returns the version to plan and sets *chosen to the tuning to plan it with (the caller's, or one naming the block).
 template <typename T, typename Kernel>
-int reread_choice(int version, int backward, bool norm, int64_t n, int packed, const rowwise_tuning *tuning,
-                  int whole_limit, Kernel kernel, rowwise_tuning *chosen, const rowwise_tuning **use) {
+int reread_choice(int version, int backward, int64_t n, int packed, const rowwise_tuning *tuning, int whole_limit,
+                  Kernel kernel, rowwise_tuning *chosen, const rowwise_tuning **use) {
     *use = tuning;
     if (backward || packed != kPacks || sizeof(T) == 8) return version;
     const bool tuned =
         tuning && (tuning->block_threads || tuning->packs_per_thread || tuning->blocks_per_row || tuning->flags);
     int threads = 0;
     if (version == ROWWISE_AUTO) {
-        if (!norm || tuned || n <= (int64_t)whole_limit * 4 * Pack<T>::size) return version;  // tuned: the caller's
+        if (tuned || n <= (int64_t)whole_limit * 4 * Pack<T>::size) return version;  // tuned: the caller's plan
         threads = reread_block(kernel, n * (int64_t)sizeof(T));
         if (threads == 0) return version;
         version = ROWWISE_REREAD;
@@ -1380,14 +1392,14 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
     while (p->phase_rows * n * (int64_t)sizeof(T) % 16 != 0) p->phase_rows *= 2;
     if (version == ROWWISE_REREAD) {  // forward, rows of whole 16-byte packs; one block of kRereadThreads a row
         if (backward || n * (int64_t)sizeof(T) % 16 != 0) return false;
-        if (tuning && ((tuning->packs_per_thread && tuning->packs_per_thread != kRereadPacks) ||
-                       tuning->blocks_per_row > 1 || tuning->flags))
-            return false;  // built for kRereadPacks packs a step, one block a row, no switches
+        const int step = reread_step(tuning);
+        if ((step != 1 && step != 2 && step != 4) || (tuning && (tuning->blocks_per_row > 1 || tuning->flags)))
+            return false;  // built for 1, 2 or 4 packs a step, one block a row, no switches
         const int threads = tuning && tuning->block_threads ? tuning->block_threads : kRereadThreads;
         if (threads % kWarp != 0 || threads > 1024) return false;
         p->mode = kReread;
         p->packed = kPacks;
-        p->ppt = kRereadPacks;
+        p->ppt = step;
         p->group = p->block = threads;
         p->segments = 1;
         p->seg_len = n;
@@ -1585,7 +1597,9 @@ cudaError_t size_plan(Kernel kernel, int version, int backward, int64_t rows, in
     // Whole rows: by default a block for every row group, no walk, unless the backward sums dweight/dbias per block
     // (then one wave, so few partial rows to add). On the H100 the walk of 4 waves cost the forwards 3-6 % and the
     // softmax backward 8 % (NOTES.md, "Whole rows: a block per row group").
-    const bool every_row = p->waves == 0 && p->mode == kWhole && !(backward && partials > 0);
+    // Version 6: a block for every row too (NOTES.md, "Thirteenth pass": 4096 x 32768 forward, 92-94 % of the copy
+    // with blocks walking 4 waves of rows, 94-99 % with a block a row, as Triton's and QuACK's grids are).
+    const bool every_row = p->waves == 0 && (p->mode == kWhole || p->mode == kReread) && !(backward && partials > 0);
     // The grid: `walkers` blocks (clusters) of C blocks each, within the 2^31 - 1 blocks a launch may have.
     // kBody: body_walkers keeps every row a group walks at one 16-byte phase (aligned rows: the same walkers).
     const auto grid_of = [p, groups, rows](int64_t walkers) {

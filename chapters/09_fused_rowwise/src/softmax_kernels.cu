@@ -188,7 +188,7 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
 // ---- version 6 ---------------------------------------------------------------------------------------------------
 // rowwise_kernels.cuh, "version 6": a block per row, two walks. Each step's (max, sum) is made as a whole row's is in
 // version 3 (the max of the step's values, then one exponential each) and merged into the thread's running pair.
-template <typename T>
+template <typename T, int U>
 __global__ void __launch_bounds__(1024)
     softmax_reread_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t n) {
     using A = acc_t<T>;
@@ -201,14 +201,14 @@ __global__ void __launch_bounds__(1024)
     int parity = 0;
     for (int64_t row = blockIdx.x; row < rows; row += gridDim.x, parity ^= 1) {
         St mine = St::empty();
-        reread_walk(x + row * n, packs, keep, [&](const uint32_t (&w)[kRereadPacks][4], int valid, int64_t) {
+        reread_walk<U>(x + row * n, packs, keep, [&](const uint32_t (&w)[U][4], int valid, int64_t) {
             A m = A(-INFINITY);
-            RW_EACH(kRereadPacks, S) {
+            RW_EACH(U, S) {
                 if (k < valid) m = fmax(m, Bits<T>::get(w[k], j));
             }
             A s = A(0);
             if (m != A(-INFINITY)) {
-                RW_EACH(kRereadPacks, S) {
+                RW_EACH(U, S) {
                     if (k < valid) s += exp_acc(Bits<T>::get(w[k], j) - m);
                 }
             }
@@ -216,7 +216,7 @@ __global__ void __launch_bounds__(1024)
         });
         const St total = reduce_group(mine, c, exchange, parity);
         const A inverse = A(1) / total.sum;
-        reread_write(x + row * n, y + row * n, packs, drop, [&](const uint32_t (&w)[4], int64_t, A(&v)[S]) {
+        reread_write<U>(x + row * n, y + row * n, packs, drop, [&](const uint32_t (&w)[4], int64_t, A(&v)[S]) {
 #pragma unroll
             for (int j = 0; j < S; ++j) v[j] = exp_acc(Bits<T>::get(w, j) - total.max) * inverse;
         });
@@ -283,18 +283,21 @@ cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const 
     // Rows over several blocks: the next row staged in shared memory (forward) and the mailbox in a cluster, measured
     // best on the H100 (NOTES.md, "Long rows: the switches measured").
     const int defaults = backward ? ROWWISE_FLAG_MAILBOX : ROWWISE_FLAG_MAILBOX | ROWWISE_FLAG_STAGE_NEXT;
-    rowwise_tuning chosen;  // version 6 by name: its block (reread_choice; version 0 never takes it for the softmax)
-    version = reread_choice<T>(version, backward, false, n, p.packed, tuning, kMaxThreads, softmax_reread_kernel<T>,
+    rowwise_tuning chosen;  // version 6, and its block, for rows too long for a block whose rows in flight fit L2
+    version = reread_choice<T>(version, backward, n, p.packed, tuning, kMaxThreads,
+                               reread_pick(reread_step(tuning), softmax_reread_kernel<T, 1>,
+                                           softmax_reread_kernel<T, 2>, softmax_reread_kernel<T, 4>),
                                &chosen, &tuning);
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults)) return cudaErrorInvalidValue;
     using A = acc_t<T>;
     if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)
         if (row_layout(a, sizeof(T)) != kPacks) return cudaErrorInvalidValue;
-        CUDA_RETURN_IF_ERROR(size_plan(softmax_reread_kernel<T>, version, 0, rows, n, sizeof(A), 0, 0, &p));
+        const auto kernel =
+            reread_pick(p.ppt, softmax_reread_kernel<T, 1>, softmax_reread_kernel<T, 2>, softmax_reread_kernel<T, 4>);
+        CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 0, rows, n, sizeof(A), 0, 0, &p));
         *out = p;
         if (plan_only || rows == 0 || n == 0) return cudaSuccess;
-        return launch(softmax_reread_kernel<T>, p, stream, static_cast<const T *>(a->x), static_cast<T *>(a->y), rows,
-                      n);
+        return launch(kernel, p, stream, static_cast<const T *>(a->x), static_cast<T *>(a->y), rows, n);
     }
     if (!backward) {
         auto kernel = p.flags ? pick_experimental_forward<T, ForwardKernel<T>, ForwardMake<T>>(p.ppt)

@@ -131,8 +131,8 @@ def test_rows_longer_than_a_block(op, dtype, version, small):
     n = (1 << 18) if not small else 3 * (1 << 14) + 8
     x = inputs((3, n), dtype, "cuda", scale=2.0)
     text = describe(x, op, version=version)
-    # (bf16 norm rows of the small size fit L2 for version 6 in version 0's choice: reread_choice's own test)
-    assert "8 packs" in text or (op != "softmax" and text.startswith("reread: ")), text
+    # (bf16 rows of the small size fit L2 for version 6 in version 0's choice: reread_choice's own test)
+    assert "8 packs" in text or text.startswith("reread: "), text
     check(op, x, version)
 
 
@@ -182,6 +182,19 @@ def test_reread_every_dtype(op, n, dtype, small):
     torch.testing.assert_close(y.double().cpu(), expected, rtol=rtol, atol=atol * (4 if op != "softmax" else 1))
 
 
+@pytest.mark.parametrize("tune", [[0, 1, 0], [0, 2, 0], [128, 1, 0, 1], [256, 2, 0, 1], [1024, 4, 0, 1]])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("op", ["softmax", "layer_norm", "rms_norm"])
+def test_reread_steps_and_walking_blocks(op, dtype, tune):
+    """Version 6 with 1 or 2 packs a thread a step (its kernels' U; 4 by default), and with one wave of blocks that
+    walk the rows (tune's waves: 1) instead of a block a row: 300 rows, more than one wave of blocks holds."""
+    x = inputs((300, 12296), dtype, "cuda", scale=3.0)
+    text = describe(x, op, version=6, tune=tune)
+    assert f"{tune[1]} packs of 16 bytes per thread a step" in text, text
+    assert text.endswith("300 blocks") == (len(tune) < 4), text
+    check(op, x, 6, tune)
+
+
 def test_reread_without_a_weight_with_gradients_and_tuned_blocks():
     x = inputs((33, 20000), torch.float32, "cuda").requires_grad_()
     w = params(20000, torch.float32, "cuda")[0].requires_grad_()
@@ -198,23 +211,23 @@ def test_reread_without_a_weight_with_gradients_and_tuned_blocks():
         torch.testing.assert_close(got.double().cpu() / scale, want / scale, rtol=1e-4, atol=1e-5)
 
 
-def test_version_0_picks_version_6_for_the_norms_where_the_rows_in_flight_fit_l2():
-    """The planner's rule (reread_choice): norm forwards of 16-byte rows too long for one block's registers (4 packs
-    a thread in blocks of up to 1024 threads for RMSNorm, 512 for LayerNorm) take version 6 when the rows in flight
-    fit a third of L2, in blocks of 512 where two an SM fit, else of 1024 (the kernels take 40-64 registers: two
-    blocks of 512 an SM, one of 1024); the softmax, the backward, a tuned plan and unaligned rows never do, and
-    version 6 by name takes the same block. The values it then computes: test_reread_every_dtype (version 6 by name)
-    and the long-row tests of version 0."""
+def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
+    """The planner's rule (reread_choice): forwards of 16-byte rows too long for one block's registers (4 packs a
+    thread in blocks of up to 1024 threads for RMSNorm, 512 for the softmax and LayerNorm) take version 6 when the
+    rows in flight fit a third of L2, in blocks of 512 where two an SM fit, else of 1024 (the kernels take 40-64
+    registers: two blocks of 512 an SM, one of 1024), a block a row; the backward, a tuned plan and unaligned rows
+    never do, and version 6 by name takes the same block. The values it then computes: test_reread_every_dtype
+    (version 6 by name) and the long-row tests of version 0."""
     props = torch.cuda.get_device_properties(0)
     sms, budget = props.multi_processor_count, props.L2_cache_size // 3
-    taken = {"rms_norm": 0, "layer_norm": 0}
+    taken = {"rms_norm": 0, "layer_norm": 0, "softmax": 0}
     for dtype in (torch.bfloat16, torch.float16, torch.float32):
         size = torch.tensor([], dtype=dtype).element_size()
         for n in (8192, 16384, 24576, 32768, 65536, 1 << 17, 1 << 18):
             x = torch.empty(2, n, device="cuda", dtype=dtype)
             row = n * size
             block = 512 if 2 * sms * row <= budget else 1024 if sms * row <= budget else 0
-            for op, threads in (("rms_norm", 1024), ("layer_norm", 512)):
+            for op, threads in (("rms_norm", 1024), ("layer_norm", 512), ("softmax", 512)):
                 fits_registers = n <= threads * 4 * (16 // size)
                 expected = not fits_registers and block > 0
                 taken[op] += expected
@@ -222,15 +235,16 @@ def test_version_0_picks_version_6_for_the_norms_where_the_rows_in_flight_fit_l2
                 assert text.startswith("reread: ") == expected, (op, dtype, n, text)
                 if expected:
                     assert text.startswith(f"reread: a {block}-thread block"), (op, dtype, n, text)
+                    assert text.endswith(f", {x.shape[0]} blocks"), text  # a block a row
                 assert describe(x, op, version=6).startswith(f"reread: a {block or 1024}-thread block")
                 assert not describe(x, op, backward=True).startswith("reread: ")
                 assert not describe(x, op, tune=[0, 0, 0, 0, 16]).startswith("reread: ")  # tuned: the caller's
-            assert not describe(x, "softmax").startswith("reread: ")
             unaligned = torch.empty(2 * n + 1, device="cuda", dtype=dtype)[1:].view(2, n)
             assert not describe(unaligned, "rms_norm").startswith("reread: ")
             assert not describe(unaligned, "layer_norm").startswith("reread: ")
+            assert not describe(unaligned, "softmax").startswith("reread: ")
     if props.L2_cache_size >= 48 * 2**20 and sms <= 132:  # an H100: the rule is not idle
-        assert taken["rms_norm"] >= 2 and taken["layer_norm"] >= 4, taken
+        assert taken["rms_norm"] >= 2 and taken["layer_norm"] >= 4 and taken["softmax"] >= 4, taken
 
 
 @pytest.mark.parametrize("tune", [[128, 2, 0], [512, 4, 0], [0, 0, 3], [0, 0, 3, 1], [0, 0, 3, 1000], [256, 2, 0, 1]])
@@ -304,8 +318,8 @@ sys.path.insert(0, "."); sys.path.insert(0, "../../common")
 from rowwise import describe, softmax
 for n in (16384, 65536, 1 << 17):  # the 8-pack float32 forward: 128 KB, 64 KB, 128 KB of staged rows a block
     x = torch.randn(2, n, device="cuda")
-    describe(x, "softmax")
-    torch.testing.assert_close(softmax(x).double(), torch.softmax(x.double(), -1), rtol=2e-5, atol=2e-6)
+    describe(x, "softmax", version=4)
+    torch.testing.assert_close(softmax(x, version=4).double(), torch.softmax(x.double(), -1), rtol=2e-5, atol=2e-6)
 print("ok")
 """
     done = subprocess.run([sys.executable, "-c", script], cwd=CHAPTER, capture_output=True, text=True, timeout=300)
@@ -322,9 +336,8 @@ def test_describe_names_the_launch():
         rows = long[:, :n].to(dtype)
         assert describe(rows, "rms_norm").startswith("registers: 1024 threads per row"), describe(rows, "rms_norm")
         assert describe(rows, "rms_norm", backward=True).startswith(("cluster: ", "registers: 512 threads"))
-        # over blocks (float32 softmax rows of 16384: one block of 8 packs); LayerNorm: version 6 where its rows in
-        # flight fit L2 (reread_choice, its own test)
-        assert describe(rows, "softmax").startswith(("cluster: ", "split: ")), describe(rows, "softmax")
+        # over blocks, or version 6 where the rows in flight fit L2 (reread_choice, its own test)
+        assert describe(rows, "softmax").startswith(("cluster: ", "split: ", "reread: ")), describe(rows, "softmax")
         text = describe(rows, "layer_norm")
         assert text.startswith(("cluster: ", "split: ", "reread: ")), text
     assert not describe(long.float(), "rms_norm").startswith("registers: ")  # 2048 threads at 4 packs
@@ -368,8 +381,8 @@ def test_long_rows_take_the_switches_by_default(op, dtype):
     built = dtype != torch.float16
     for backward in (False, True):
         text = describe(x if backward else torch.empty(2, 65536, device="cuda", dtype=dtype), op, backward=backward)
-        if text.startswith("reread: ") and op != "softmax" and not backward:
-            continue  # 16-bit norm rows of 65536 fit L2 for version 6 (reread_choice, its own test)
+        if text.startswith("reread: ") and not backward:
+            continue  # 16-bit rows of 65536 fit L2 for version 6 (reread_choice, its own test)
         assert text.startswith("cluster:"), text
         assert ("mailbox" in text) == built, text
         if op != "softmax":
