@@ -182,12 +182,13 @@ def test_reread_every_dtype(op, n, dtype, small):
     torch.testing.assert_close(y.double().cpu(), expected, rtol=rtol, atol=atol * (4 if op != "softmax" else 1))
 
 
-@pytest.mark.parametrize("tune", [[0, 1, 0], [0, 2, 0], [128, 1, 0, 1], [256, 2, 0, 1], [1024, 4, 0, 1]])
+@pytest.mark.parametrize("tune", [[0, 1, 0], [0, 2, 0], [1024, 1, 0, 1], [1024, 2, 0, 1], [1024, 4, 0, 1]])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("op", ["softmax", "layer_norm", "rms_norm"])
 def test_reread_steps_and_walking_blocks(op, dtype, tune):
     """Version 6 with 1 or 2 packs a thread a step (its kernels' U; 4 by default), and with one wave of blocks that
-    walk the rows (tune's waves: 1) instead of a block a row: 300 rows, more than one wave of blocks holds."""
+    walk the rows (tune's waves: 1) instead of a block a row: 300 rows, more than one wave of blocks of 1024 threads
+    holds (two an SM at most)."""
     x = inputs((300, 12296), dtype, "cuda", scale=3.0)
     text = describe(x, op, version=6, tune=tune)
     assert f"{tune[1]} packs of 16 bytes per thread a step" in text, text
