@@ -34,7 +34,8 @@ const char *broken_promise(const Plan &p, int backward, int64_t n) {
         if (backward) return "a backward plan in version 6";
         if (p.group != p.block || p.block % kWarp != 0 || p.block > 1024) return "a reread block that is not one group";
         if (p.segments != 1 || p.seg_len != n) return "a reread row over several segments";
-        if ((p.ppt != 1 && p.ppt != 2 && p.ppt != 4) || p.packed != kPacks || n % S != 0) return "a reread row not of whole packs";
+        if ((p.ppt != 1 && p.ppt != 2 && p.ppt != 4) || p.packed != kPacks || n % S != 0)
+            return "a reread row not of whole packs";
         return nullptr;
     }
     if (p.group > max_group || p.block > 1024) return "a block larger than the kernels are built for";
