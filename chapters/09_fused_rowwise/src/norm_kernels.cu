@@ -442,41 +442,33 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     // measured best on the H100 (NOTES.md, "Long rows: the switches measured", "The prefetch's loop").
     const int defaults = ROWWISE_FLAG_MAILBOX | ROWWISE_FLAG_PREFETCH_L2;
     // A forward of rows too long for a block, whose rows in flight fit L2: version 6, and its block (reread_choice).
+    // Version 6's kernel for the packs a step asked (the plan's p.ppt is the same): its occupancy for the choice of
+    // block, then the launch.
+    const auto reread = [&] {
+        if constexpr (RMS)
+            return reread_pick(reread_step(tuning), rms_norm_reread_kernel<T, 1>, rms_norm_reread_kernel<T, 2>,
+                               rms_norm_reread_kernel<T, 4>);
+        else
+            return reread_pick(reread_step(tuning), layer_norm_reread_kernel<T, 1>, layer_norm_reread_kernel<T, 2>,
+                               layer_norm_reread_kernel<T, 4>);
+    }();
     rowwise_tuning chosen;
-    const int step = reread_step(tuning);
-    if constexpr (RMS)
-        version = reread_choice<T>(
-            version, backward, n, p.packed, tuning, whole_threads(RMS),
-            reread_pick(step, rms_norm_reread_kernel<T, 1>, rms_norm_reread_kernel<T, 2>, rms_norm_reread_kernel<T, 4>),
-            &chosen, &tuning);
-    else
-        version = reread_choice<T>(version, backward, n, p.packed, tuning, whole_threads(RMS),
-                                   reread_pick(step, layer_norm_reread_kernel<T, 1>, layer_norm_reread_kernel<T, 2>,
-                                               layer_norm_reread_kernel<T, 4>),
-                                   &chosen, &tuning);
+    version = reread_choice<T>(version, backward, n, p.packed, tuning, whole_threads(RMS), reread, &chosen, &tuning);
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults, whole_threads(RMS)))
         return cudaErrorInvalidValue;
     if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)
         if (row_layout(a, sizeof(T)) != kPacks) return cudaErrorInvalidValue;
+        CUDA_RETURN_IF_ERROR(size_plan(reread, version, 0, rows, n, sizeof(A), 0, 0, &p));
+        *out = p;
+        if (plan_only || rows == 0 || n == 0) return cudaSuccess;
         const T *x = static_cast<const T *>(a->x), *w = static_cast<const T *>(a->w);
         T *y = static_cast<T *>(a->y);
         A *rstd = static_cast<A *>(a->rstd);
-        if constexpr (RMS) {
-            const auto kernel = reread_pick(p.ppt, rms_norm_reread_kernel<T, 1>, rms_norm_reread_kernel<T, 2>,
-                                            rms_norm_reread_kernel<T, 4>);
-            CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 0, rows, n, sizeof(A), 0, 0, &p));
-            *out = p;
-            if (plan_only || rows == 0 || n == 0) return cudaSuccess;
-            return launch(kernel, p, stream, x, w, y, rstd, rows, n, (A)a->eps);
-        } else {
-            const auto kernel = reread_pick(p.ppt, layer_norm_reread_kernel<T, 1>, layer_norm_reread_kernel<T, 2>,
-                                            layer_norm_reread_kernel<T, 4>);
-            CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 0, rows, n, sizeof(A), 0, 0, &p));
-            *out = p;
-            if (plan_only || rows == 0 || n == 0) return cudaSuccess;
-            return launch(kernel, p, stream, x, w, static_cast<const T *>(a->b), y, static_cast<A *>(a->mean), rstd,
+        if constexpr (RMS)
+            return launch(reread, p, stream, x, w, y, rstd, rows, n, (A)a->eps);
+        else
+            return launch(reread, p, stream, x, w, static_cast<const T *>(a->b), y, static_cast<A *>(a->mean), rstd,
                           rows, n, (A)a->eps);
-        }
     }
     // The forward also stages the next row where that measured faster on the H100 (NOTES.md, "Sixth pass"): RMSNorm
     // unless its two staged segments take more than 64 KB of shared memory a block (float32 at 2^18: 128 KB, slower),

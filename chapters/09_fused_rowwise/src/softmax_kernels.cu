@@ -283,21 +283,20 @@ cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const 
     // Rows over several blocks: the next row staged in shared memory (forward) and the mailbox in a cluster, measured
     // best on the H100 (NOTES.md, "Long rows: the switches measured").
     const int defaults = backward ? ROWWISE_FLAG_MAILBOX : ROWWISE_FLAG_MAILBOX | ROWWISE_FLAG_STAGE_NEXT;
-    rowwise_tuning chosen;  // version 6, and its block, for rows too long for a block whose rows in flight fit L2
-    version = reread_choice<T>(version, backward, n, p.packed, tuning, kMaxThreads,
-                               reread_pick(reread_step(tuning), softmax_reread_kernel<T, 1>,
-                                           softmax_reread_kernel<T, 2>, softmax_reread_kernel<T, 4>),
-                               &chosen, &tuning);
+    // Version 6, and its block, for rows too long for a block whose rows in flight fit L2; its kernel for the packs
+    // a step asked (the plan's p.ppt is the same).
+    const auto reread = reread_pick(reread_step(tuning), softmax_reread_kernel<T, 1>, softmax_reread_kernel<T, 2>,
+                                    softmax_reread_kernel<T, 4>);
+    rowwise_tuning chosen;
+    version = reread_choice<T>(version, backward, n, p.packed, tuning, kMaxThreads, reread, &chosen, &tuning);
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults)) return cudaErrorInvalidValue;
     using A = acc_t<T>;
     if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)
         if (row_layout(a, sizeof(T)) != kPacks) return cudaErrorInvalidValue;
-        const auto kernel =
-            reread_pick(p.ppt, softmax_reread_kernel<T, 1>, softmax_reread_kernel<T, 2>, softmax_reread_kernel<T, 4>);
-        CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 0, rows, n, sizeof(A), 0, 0, &p));
+        CUDA_RETURN_IF_ERROR(size_plan(reread, version, 0, rows, n, sizeof(A), 0, 0, &p));
         *out = p;
         if (plan_only || rows == 0 || n == 0) return cudaSuccess;
-        return launch(kernel, p, stream, static_cast<const T *>(a->x), static_cast<T *>(a->y), rows, n);
+        return launch(reread, p, stream, static_cast<const T *>(a->x), static_cast<T *>(a->y), rows, n);
     }
     if (!backward) {
         auto kernel = p.flags ? pick_experimental_forward<T, ForwardKernel<T>, ForwardMake<T>>(p.ppt)
