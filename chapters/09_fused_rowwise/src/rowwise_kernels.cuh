@@ -773,7 +773,8 @@ __device__ inline void load_step(uint32_t (&w)[U][4], const uint4 *p, int64_t st
 // The full steps (all U packs inside the row) come first, in a loop that checks no pack: `valid` is the constant U
 // there, so the visitor's own checks fold away. Only the last, partial step (if any) checks each pack. Measured on the
 // H100 (NOTES.md, "Fourteenth pass"): with a check on every pack, LayerNorm at 4096 x 32768 ran at 94.3 % (bf16) and
-// 92.0 % (float32) of the copy; without, 97.2 and 93.3. Loading the next step before folding this one was no faster.
+// 92.0 % (float32) of the copy; without, 97.2 and 93.3. Loading the next step before folding this one gained 0.6
+// points at most and cost the bf16 softmax 1-2: not done.
 template <int U, typename Visit>
 __device__ inline void reread_walk(const void *row, int64_t packs, uint64_t policy, Visit visit) {
     const uint4 *p = static_cast<const uint4 *>(row);
