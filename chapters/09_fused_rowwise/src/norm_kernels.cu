@@ -14,6 +14,8 @@
  *       walks, in its own slots of shared memory (ColumnSums); each block writes its sums as one row of a partial
  *       array [blocks][n] (float); a second kernel (sum_partials_kernel) adds the rows of that array in a fixed
  *       order. No float atomics: two runs give the same bits.
+ *   norm_backward_capped_kernel     the same backward capped at 80 registers, for float32 rows over blocks of 256
+ *       threads (capped_backward): three blocks an SM instead of two.
  *   rms_norm_reread_kernel          version 6, RMSNorm's forward for rows too long for one block's registers: a block
  *       per row walks it twice, the sum of squares then the output; the second read comes from L2
  *       (rowwise_kernels.cuh, "version 6").
@@ -210,12 +212,13 @@ constexpr bool backward_fits_64() {
     return LAYOUT != kSingles && WHOLE && PPT * sizeof(Pack<T>) <= 32;
 }
 
-template <typename T, int PPT, int LAYOUT, bool WHOLE, bool RMS, bool EXP = false>
-__global__ void __launch_bounds__(kMaxBackwardThreads, min_blocks(backward_fits_64<T, PPT, LAYOUT, WHOLE>()))
-    norm_backward_kernel(const T *__restrict__ dy, const T *__restrict__ x, const T *__restrict__ w,
-                         const acc_t<T> *__restrict__ mean_in, const acc_t<T> *__restrict__ rstd_in, T *__restrict__ dx,
-                         acc_t<T> *__restrict__ partial_w, acc_t<T> *__restrict__ partial_b, int64_t rows, int64_t n,
-                         Layout layout, Sums<acc_t<T>, RMS ? 1 : 2> *stats) {
+template <typename T, int PPT, int LAYOUT, bool WHOLE, bool RMS, bool EXP>
+__device__ __forceinline__ void norm_backward(const T *__restrict__ dy, const T *__restrict__ x,
+                                              const T *__restrict__ w, const acc_t<T> *__restrict__ mean_in,
+                                              const acc_t<T> *__restrict__ rstd_in, T *__restrict__ dx,
+                                              acc_t<T> *__restrict__ partial_w, acc_t<T> *__restrict__ partial_b,
+                                              int64_t rows, int64_t n, Layout layout,
+                                              Sums<acc_t<T>, RMS ? 1 : 2> *stats) {
     using A = acc_t<T>;
     using St = Sums<A, RMS ? 1 : 2>;
     using Sl = Slice<T, PPT, LAYOUT>;
@@ -315,6 +318,37 @@ __global__ void __launch_bounds__(kMaxBackwardThreads, min_blocks(backward_fits_
         if (!RMS && partial_b != nullptr) sum_b.write(c, count, partial_b, x);
     }
     if (!WHOLE) finish(c);
+}
+
+template <typename T, int PPT, int LAYOUT, bool WHOLE, bool RMS, bool EXP = false>
+__global__ void __launch_bounds__(kMaxBackwardThreads, min_blocks(backward_fits_64<T, PPT, LAYOUT, WHOLE>()))
+    norm_backward_kernel(const T *__restrict__ dy, const T *__restrict__ x, const T *__restrict__ w,
+                         const acc_t<T> *__restrict__ mean_in, const acc_t<T> *__restrict__ rstd_in, T *__restrict__ dx,
+                         acc_t<T> *__restrict__ partial_w, acc_t<T> *__restrict__ partial_b, int64_t rows, int64_t n,
+                         Layout layout, Sums<acc_t<T>, RMS ? 1 : 2> *stats) {
+    norm_backward<T, PPT, LAYOUT, WHOLE, RMS, EXP>(dy, x, w, mean_in, rstd_in, dx, partial_w, partial_b, rows, n,
+                                                   layout, stats);
+}
+
+// float32 backward rows over blocks of 256 threads, 2 packs a thread, with the switches (capped_backward): the same
+// kernel capped at 80 registers. Under __launch_bounds__(512) ptxas takes 119-127 registers, two such blocks an SM;
+// at 80 it needs no spill, and three fit. H100, backward at 4096 x 32768 (16 blocks of 256 a row), % of the copy,
+// in one run: RMSNorm 81 -> 93, LayerNorm 78 -> 90 (NOTES.md, "Fifteenth pass"). Blocks of 512 (rows of 2^18) hold
+// one block an SM either way, and capped they measured slower (RMSNorm 44 -> 40 %); bfloat16 spills at 80.
+constexpr int kCappedBackwardRegisters = 80;
+constexpr int kCappedBackwardThreads = 256;
+template <typename T, int PPT, bool RMS>
+__global__ void __maxnreg__(kCappedBackwardRegisters)
+    norm_backward_capped_kernel(const T *__restrict__ dy, const T *__restrict__ x, const T *__restrict__ w,
+                                const acc_t<T> *__restrict__ mean_in, const acc_t<T> *__restrict__ rstd_in,
+                                T *__restrict__ dx, acc_t<T> *__restrict__ partial_w, acc_t<T> *__restrict__ partial_b,
+                                int64_t rows, int64_t n, Layout layout, Sums<acc_t<T>, RMS ? 1 : 2> *stats) {
+    norm_backward<T, PPT, kPacks, false, RMS, true>(dy, x, w, mean_in, rstd_in, dx, partial_w, partial_b, rows, n,
+                                                    layout, stats);
+}
+template <typename T>
+bool capped_backward(const Plan &p) {
+    return std::is_same<T, float>::value && p.flags && p.ppt == 2 && p.block == kCappedBackwardThreads;
 }
 
 // ---- version 6 (RMSNorm forward) ---------------------------------------------------------------------------------
@@ -501,6 +535,12 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     using Make = BackwardMake<T, RMS>;
     auto kernel = p.flags ? pick_experimental_backward<T, BackwardKernel<T, RMS>, Make>(p.ppt)
                           : pick_backward<T, BackwardKernel<T, RMS>, Make>(p.ppt, p.packed, p.mode == kWhole);
+    if constexpr (std::is_same<T, float>::value) {
+        if (capped_backward<T>(p)) {
+            kernel = norm_backward_capped_kernel<T, 2, RMS>;
+            p.registers = kCappedBackwardRegisters;
+        }
+    }
     if (kernel == nullptr) return cudaErrorInvalidValue;
     const int partials = (a->dw != nullptr) + (!RMS && a->db != nullptr);
     // Each thread's dweight/dbias sums live in shared memory (ColumnSums): up to 64 KB a block of 512 (2 bf16 packs;

@@ -1258,6 +1258,7 @@ struct Plan {
     int partials = 0;          // how many such arrays (dweight, dbias)
     int64_t table = 0;         // kBody: the weight's table of shifted copies, one copy's length; 0: none (plan_table)
     size_t table_bytes = 0;    // the table's bytes in the workspace
+    int registers = 0;         // a kernel capped at fewer registers than its block size allows (norms: capped_backward)
 };
 
 inline int64_t ceil_div(int64_t a, int64_t b) {
@@ -1776,6 +1777,10 @@ inline void describe(const Plan &p, char *text, size_t bytes) {
                  p.flags & ROWWISE_FLAG_PREFETCH_L2 ? " L2 prefetch" : "",
                  p.flags & ROWWISE_FLAG_STAGE_NEXT ? " staged rows" : "",
                  p.flags & ROWWISE_FLAG_MAILBOX ? " mailbox" : "", p.flags & ROWWISE_FLAG_REBUILT ? " rebuilt" : "");
+    }
+    if (p.registers) {  // a kernel of fewer registers, for more blocks an SM
+        const size_t used = strlen(text);
+        snprintf(text + used, bytes > used ? bytes - used : 0, "; a kernel of %d registers a thread", p.registers);
     }
     if (p.table) {  // kBody: the weight as a table of shifted copies (plan_table)
         const size_t used = strlen(text);

@@ -401,6 +401,40 @@ def test_long_rows_take_the_switches_by_default(op, dtype):
     assert ("staged rows" in text) == staged, text
 
 
+@pytest.mark.parametrize("op", ["layer_norm", "rms_norm"])
+def test_float32_backward_blocks_of_256_take_the_capped_kernel(op):
+    """float32 backward rows over blocks of 256 threads (rows of 32768: 16 blocks a row) run the kernel capped at 80
+    registers (norm_kernels.cu, capped_backward), and only they: the same dx bits as the kernels without the switches
+    at the same blocks a row, and dweight/dbias as a float64 reference has them."""
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("thread-block clusters need compute capability 9.0")
+    n, rows = 32768, 50  # more rows than the grid has clusters: blocks walk a second row
+    x = inputs((rows, n), torch.float32, "cuda", scale=2.0)
+    w, b = params(n, torch.float32, "cuda")
+    dy = inputs((rows, n), torch.float32, "cuda", seed=3)
+    assert "a kernel of 80 registers" in describe(x, op, backward=True)
+    assert "registers a thread" not in describe(x, op, backward=True, tune=[0, 0, 0, 0, 16])  # no switches
+    assert "registers a thread" not in describe(x.bfloat16(), op, backward=True)
+    assert "registers a thread" not in describe(torch.empty(2, 1 << 18, device="cuda"), op, backward=True)
+    stats = _forward(op, x, w, b, 0, [])
+    got = _backward(op, None, dy, x, w, stats, 0, [])
+    plain = _backward(op, None, dy, x, w, stats, 0, [0, 0, 0, 0, 16])
+    torch.testing.assert_close(got[0], plain[0], rtol=0, atol=0)
+    ours = [t.clone().requires_grad_() for t in (x, w, b)]
+    theirs = [t.double().cpu().requires_grad_() for t in (x, w, b)]
+    if op == "layer_norm":
+        layer_norm(*ours, 1e-5).backward(dy)
+        torch.nn.functional.layer_norm(theirs[0], (n,), theirs[1], theirs[2], 1e-5).backward(dy.double().cpu())
+    else:
+        rms_norm(ours[0], ours[1], 1e-5).backward(dy)
+        torch.nn.functional.rms_norm(theirs[0], (n,), theirs[1], 1e-5).backward(dy.double().cpu())
+    for mine, want in zip(ours, theirs):
+        if want.grad is None:
+            continue
+        scale = want.grad.abs().max().item()
+        torch.testing.assert_close(mine.grad.double().cpu() / scale, want.grad / scale, rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("op", ["softmax", "layer_norm", "rms_norm"])
 def test_odd_long_rows_take_no_switches(op, dtype):
