@@ -45,6 +45,25 @@ def rows_for(n, small):
     return max(1, min(300, (1 << 20 if not small else 1 << 16) // max(n, 1)))
 
 
+def check_gradients(op, x, w, b, dy, version=0, tol=(1e-4, 1e-5)):
+    """Our gradients of x, the weight and the bias against torch's in float64 on the CPU, each over its largest value
+    (tol: rtol, atol)."""
+    n = x.shape[-1]
+    ours = [t.clone().requires_grad_() for t in (x, w, b)]
+    theirs = [t.double().cpu().requires_grad_() for t in (x, w, b)]
+    if op == "layer_norm":
+        layer_norm(*ours, 1e-5, version=version).backward(dy)
+        torch.nn.functional.layer_norm(theirs[0], (n,), theirs[1], theirs[2], 1e-5).backward(dy.double().cpu())
+    else:
+        rms_norm(ours[0], ours[1], 1e-5, version=version).backward(dy)
+        torch.nn.functional.rms_norm(theirs[0], (n,), theirs[1], 1e-5).backward(dy.double().cpu())
+    for got, want in zip(ours, theirs):
+        if want.grad is None:
+            continue
+        scale = want.grad.abs().max().item()
+        torch.testing.assert_close(got.grad.double().cpu() / scale, want.grad / scale, rtol=tol[0], atol=tol[1])
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64], ids=str)
 @pytest.mark.parametrize("n", SIZES)
 @pytest.mark.parametrize("op", ["softmax", "layer_norm", "rms_norm"])
@@ -72,19 +91,7 @@ def test_norms_every_version_with_gradients(op, version, n, small):
     check(op, x, version)
     w, b = params(n, torch.float32, "cuda")
     dy = inputs((rows, n), torch.float32, "cuda", seed=3)
-    ours = [t.clone().requires_grad_() for t in (x, w, b)]
-    theirs = [t.double().cpu().requires_grad_() for t in (x, w, b)]
-    if op == "layer_norm":
-        layer_norm(*ours, 1e-5, version=version).backward(dy)
-        torch.nn.functional.layer_norm(theirs[0], (n,), theirs[1], theirs[2], 1e-5).backward(dy.double().cpu())
-    else:
-        rms_norm(ours[0], ours[1], 1e-5, version=version).backward(dy)
-        torch.nn.functional.rms_norm(theirs[0], (n,), theirs[1], 1e-5).backward(dy.double().cpu())
-    for got, want in zip(ours, theirs):
-        if want.grad is None:
-            continue
-        scale = want.grad.abs().max().item()
-        torch.testing.assert_close(got.grad.double().cpu() / scale, want.grad / scale, rtol=1e-4, atol=1e-5)
+    check_gradients(op, x, w, b, dy, version)
 
 
 @pytest.mark.parametrize("version", [0, 3, 4, 5])
@@ -420,19 +427,7 @@ def test_float32_backward_blocks_of_256_take_the_capped_kernel(op):
     got = _backward(op, None, dy, x, w, stats, 0, [])
     plain = _backward(op, None, dy, x, w, stats, 0, [0, 0, 0, 0, 16])
     torch.testing.assert_close(got[0], plain[0], rtol=0, atol=0)
-    ours = [t.clone().requires_grad_() for t in (x, w, b)]
-    theirs = [t.double().cpu().requires_grad_() for t in (x, w, b)]
-    if op == "layer_norm":
-        layer_norm(*ours, 1e-5).backward(dy)
-        torch.nn.functional.layer_norm(theirs[0], (n,), theirs[1], theirs[2], 1e-5).backward(dy.double().cpu())
-    else:
-        rms_norm(ours[0], ours[1], 1e-5).backward(dy)
-        torch.nn.functional.rms_norm(theirs[0], (n,), theirs[1], 1e-5).backward(dy.double().cpu())
-    for mine, want in zip(ours, theirs):
-        if want.grad is None:
-            continue
-        scale = want.grad.abs().max().item()
-        torch.testing.assert_close(mine.grad.double().cpu() / scale, want.grad / scale, rtol=1e-4, atol=1e-5)
+    check_gradients(op, x, w, b, dy)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
@@ -485,17 +480,5 @@ def test_odd_rows_many_per_block_with_gradients(op, n, dtype, small):
     x = inputs((rows, n), dtype, "cuda")
     w, b = params(n, dtype, "cuda")
     dy = inputs((rows, n), dtype, "cuda", seed=3)
-    ours = [t.clone().requires_grad_() for t in (x, w, b)]
-    theirs = [t.double().cpu().requires_grad_() for t in (x, w, b)]
-    if op == "layer_norm":
-        layer_norm(*ours, 1e-5).backward(dy)
-        torch.nn.functional.layer_norm(theirs[0], (n,), theirs[1], theirs[2], 1e-5).backward(dy.double().cpu())
-    else:
-        rms_norm(ours[0], ours[1], 1e-5).backward(dy)
-        torch.nn.functional.rms_norm(theirs[0], (n,), theirs[1], 1e-5).backward(dy.double().cpu())
     tol = 1e-4 if dtype == torch.float32 else 2e-2
-    for got, want in zip(ours, theirs):
-        if want.grad is None:
-            continue
-        scale = want.grad.abs().max().item()
-        torch.testing.assert_close(got.grad.double().cpu() / scale, want.grad / scale, rtol=tol, atol=tol)
+    check_gradients(op, x, w, b, dy, tol=(tol, tol))
