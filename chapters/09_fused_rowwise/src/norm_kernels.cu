@@ -487,7 +487,8 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
                                layer_norm_reread_kernel<T, 4>);
     }();
     rowwise_tuning chosen;
-    version = reread_choice<T>(version, backward, n, p.packed, tuning, whole_threads(RMS), reread, &chosen, &tuning);
+    CUDA_RETURN_IF_ERROR(
+        reread_choice<T>(&version, backward, n, p.packed, tuning, whole_threads(RMS), reread, &chosen, &tuning));
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults, whole_threads(RMS)))
         return cudaErrorInvalidValue;
     if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)

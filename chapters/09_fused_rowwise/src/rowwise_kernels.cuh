@@ -1339,11 +1339,11 @@ constexpr int kRereadThreads = 1024;
 // rows of 32768 in blocks of 512 (two an SM, 17 MB of rows) 90 %, of 1024 (one an SM) 68 %; float32 rows of 32768
 // in blocks of 512 (35 MB) 73 %, of 1024 (17 MB) 87 %; float32 RMSNorm rows of 65536 in blocks of 1024 (35 MB) 73 %.
 // Asks the device for its L2 size and SM count and the kernel's occupancy (queries, no launch), once per kernel,
-// device and row length (remembered).
+// device and row length (remembered). A query that fails is the caller's error: its launch does not go ahead.
 template <typename Kernel>
-int reread_block(Kernel kernel, int64_t row_bytes) {
-    int64_t threads = 0;
-    const cudaError_t asked = remembered(kernel, row_bytes, 0, 0, &threads, [&](int64_t *answer) {
+cudaError_t reread_block(Kernel kernel, int64_t row_bytes, int *threads) {
+    int64_t found = 0;
+    const cudaError_t asked = remembered(kernel, row_bytes, 0, 0, &found, [&](int64_t *answer) {
         int device = 0, l2 = 0, sms = 0;
         CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
         CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
@@ -1359,11 +1359,8 @@ int reread_block(Kernel kernel, int64_t row_bytes) {
         }
         return cudaSuccess;
     });
-    if (asked != cudaSuccess) {
-        (void)cudaGetLastError();  // no device to ask: no choice from it (the launch that follows reports the error)
-        return 0;
-    }
-    return (int)threads;
+    *threads = (int)found;
+    return asked;
 }
 
 // The block version 6 runs in, as a tuning (tuned: the caller's block; asked for by name: reread_block's, or
@@ -1371,30 +1368,31 @@ int reread_block(Kernel kernel, int64_t row_bytes) {
 // that do not fit one block's registers (whole_limit threads x 4 packs: the op's whole-row limit) and that
 // reread_block fits in L2 (H100: the softmax and LayerNorm bf16 rows of 16385-66180 elements, float32 8193-33090;
 // RMSNorm bf16 32769-66180, float32 16385-33090). `kernel` is the one the plan will launch (its occupancy).
-// Returns the version to plan and sets *chosen to the tuning to plan it with (the caller's, or one naming the block).
+// Sets *version to the version to plan and *use to the tuning to plan it with (the caller's, or *chosen, naming the
+// block); returns the error of a device query that failed.
 template <typename T, typename Kernel>
-int reread_choice(int version, int backward, int64_t n, int packed, const rowwise_tuning *tuning, int whole_limit,
-                  Kernel kernel, rowwise_tuning *chosen, const rowwise_tuning **use) {
+cudaError_t reread_choice(int *version, int backward, int64_t n, int packed, const rowwise_tuning *tuning,
+                          int whole_limit, Kernel kernel, rowwise_tuning *chosen, const rowwise_tuning **use) {
     *use = tuning;
-    if (backward || packed != kPacks || sizeof(T) == 8) return version;
+    if (backward || packed != kPacks || sizeof(T) == 8) return cudaSuccess;
     const bool tuned =
         tuning && (tuning->block_threads || tuning->packs_per_thread || tuning->blocks_per_row || tuning->flags);
     int threads = 0;
-    if (version == ROWWISE_AUTO) {
-        if (tuned || n <= (int64_t)whole_limit * 4 * Pack<T>::size) return version;  // tuned: the caller's plan
-        threads = reread_block(kernel, n * (int64_t)sizeof(T));
-        if (threads == 0) return version;
-        version = ROWWISE_REREAD;
-    } else if (version == ROWWISE_REREAD && !(tuning && tuning->block_threads)) {
-        threads = reread_block(kernel, n * (int64_t)sizeof(T));
+    if (*version == ROWWISE_AUTO) {
+        if (tuned || n <= (int64_t)whole_limit * 4 * Pack<T>::size) return cudaSuccess;  // tuned: the caller's plan
+        CUDA_RETURN_IF_ERROR(reread_block(kernel, n * (int64_t)sizeof(T), &threads));
+        if (threads == 0) return cudaSuccess;
+        *version = ROWWISE_REREAD;
+    } else if (*version == ROWWISE_REREAD && !(tuning && tuning->block_threads)) {
+        CUDA_RETURN_IF_ERROR(reread_block(kernel, n * (int64_t)sizeof(T), &threads));
         if (threads == 0) threads = kRereadThreads;
     } else {
-        return version;
+        return cudaSuccess;
     }
     *chosen = tuning ? *tuning : rowwise_tuning{};
     chosen->block_threads = threads;
     *use = chosen;
-    return version;
+    return cudaSuccess;
 }
 
 // The row-layout part of a plan (no device queries): threads per row, blocks per row, packs per thread.

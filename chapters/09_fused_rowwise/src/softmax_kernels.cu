@@ -288,7 +288,8 @@ cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const 
     const auto reread = reread_pick(reread_step(tuning), softmax_reread_kernel<T, 1>, softmax_reread_kernel<T, 2>,
                                     softmax_reread_kernel<T, 4>);
     rowwise_tuning chosen;
-    version = reread_choice<T>(version, backward, n, p.packed, tuning, kMaxThreads, reread, &chosen, &tuning);
+    CUDA_RETURN_IF_ERROR(
+        reread_choice<T>(&version, backward, n, p.packed, tuning, kMaxThreads, reread, &chosen, &tuning));
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults)) return cudaErrorInvalidValue;
     using A = acc_t<T>;
     if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)
