@@ -346,9 +346,9 @@ __global__ void __maxnreg__(kCappedBackwardRegisters)
     norm_backward<T, PPT, kPacks, false, RMS, true>(dy, x, w, mean_in, rstd_in, dx, partial_w, partial_b, rows, n,
                                                     layout, stats);
 }
-template <typename T>
-bool capped_backward(const Plan &p) {
-    return std::is_same<T, float>::value && p.flags && p.ppt == 2 && p.block == kCappedBackwardThreads;
+// Whether a float32 backward plan takes it (the launcher's `if constexpr` is the float32 check).
+inline bool capped_backward(const Plan &p) {
+    return p.flags && p.ppt == 2 && p.block == kCappedBackwardThreads;
 }
 
 // ---- version 6 (RMSNorm forward) ---------------------------------------------------------------------------------
@@ -537,7 +537,7 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     auto kernel = p.flags ? pick_experimental_backward<T, BackwardKernel<T, RMS>, Make>(p.ppt)
                           : pick_backward<T, BackwardKernel<T, RMS>, Make>(p.ppt, p.packed, p.mode == kWhole);
     if constexpr (std::is_same<T, float>::value) {
-        if (capped_backward<T>(p)) {
+        if (capped_backward(p)) {
             kernel = norm_backward_capped_kernel<T, 2, RMS>;
             p.registers = kCappedBackwardRegisters;
         }
