@@ -14,8 +14,8 @@
  *       walks, in its own slots of shared memory (ColumnSums); each block writes its sums as one row of a partial
  *       array [blocks][n] (float); a second kernel (sum_partials_kernel) adds the rows of that array in a fixed
  *       order. No float atomics: two runs give the same bits.
- *   norm_backward_capped_kernel     the same backward capped at 80 registers, for float32 rows over blocks of 256
- *       threads (capped_backward): three blocks an SM instead of two.
+ *   norm_backward_capped_kernel     the same backward under a register cap (CappedBackward): float32 rows over
+ *       blocks of 256 threads at 80 registers, bfloat16 RMSNorm rows over blocks of 128 at 96; more blocks an SM.
  *   rms_norm_reread_kernel          version 6, RMSNorm's forward for rows too long for one block's registers: a block
  *       per row walks it twice, the sum of squares then the output; the second read comes from L2
  *       (rowwise_kernels.cuh, "version 6").
@@ -330,15 +330,30 @@ __global__ void __launch_bounds__(kMaxBackwardThreads, min_blocks(backward_fits_
                                                    layout, stats);
 }
 
-// float32 backward rows over blocks of 256 threads, 2 packs a thread, with the switches (capped_backward): the same
-// kernel capped at 80 registers. Under __launch_bounds__(512) ptxas takes 119-127 registers, two such blocks an SM;
-// at 80 it needs no spill, and three fit. H100, backward at 4096 x 32768 (16 blocks of 256 a row), % of the copy,
-// in one run: RMSNorm 81 -> 93, LayerNorm 78 -> 90 (NOTES.md, "Fifteenth pass"). Blocks of 512 (rows of 2^18) hold
-// one block an SM either way, and capped they measured slower (RMSNorm 44 -> 40 %); bfloat16 spills at 80.
-constexpr int kCappedBackwardRegisters = 80;
-constexpr int kCappedBackwardThreads = 256;
+// Backward rows over a cluster, 2 packs a thread, with the switches: the same kernel under a register cap, where
+// that measured faster on the H100 (NOTES.md, "Fifteenth pass", "Sixteenth pass"). Under __launch_bounds__(512)
+// ptxas takes 119-128 registers: two blocks of 256 threads an SM.
+//   float32, blocks of 256 (rows of 32768: 16 blocks a row): 80 registers, no spill, three blocks an SM. Backward at
+//     4096 x 32768, % of the copy: RMSNorm 81 -> 93, LayerNorm 78 -> 90.
+//   bfloat16 RMSNorm, blocks of 128: 96 registers, no spill, five blocks an SM. Its rows of 32768, over 8 blocks of
+//     256, take 16 blocks of 128 for it (norm_run): backward at 4096 x 32768 85 -> 88-89 %; rows of 16384, over 8
+//     blocks of 128, measured the same capped or not.
+// Not capped: blocks of 512 (rows of 2^18) hold one block an SM either way and measured slower capped (RMSNorm
+// 44 -> 40 %); bfloat16 LayerNorm spills under 128 registers and measured slower at 96 and at 80.
+template <typename T, bool RMS>
+struct CappedBackward {
+    static constexpr int threads = 0, registers = 0;  // none
+};
+template <bool RMS>
+struct CappedBackward<float, RMS> {
+    static constexpr int threads = 256, registers = 80;
+};
+template <>
+struct CappedBackward<__nv_bfloat16, true> {
+    static constexpr int threads = 128, registers = 96;
+};
 template <typename T, int PPT, bool RMS>
-__global__ void __maxnreg__(kCappedBackwardRegisters)
+__global__ void __maxnreg__((CappedBackward<T, RMS>::registers))
     norm_backward_capped_kernel(const T *__restrict__ dy, const T *__restrict__ x, const T *__restrict__ w,
                                 const acc_t<T> *__restrict__ mean_in, const acc_t<T> *__restrict__ rstd_in,
                                 T *__restrict__ dx, acc_t<T> *__restrict__ partial_w, acc_t<T> *__restrict__ partial_b,
@@ -346,9 +361,10 @@ __global__ void __maxnreg__(kCappedBackwardRegisters)
     norm_backward<T, PPT, kPacks, false, RMS, true>(dy, x, w, mean_in, rstd_in, dx, partial_w, partial_b, rows, n,
                                                     layout, stats);
 }
-// Whether a float32 backward plan takes it (the launcher's `if constexpr` is the float32 check).
-inline bool capped_backward(const Plan &p) {
-    return p.flags && p.ppt == 2 && p.block == kCappedBackwardThreads;
+// Whether a backward plan takes it.
+template <typename T, bool RMS>
+bool capped_backward(const Plan &p) {
+    return CappedBackward<T, RMS>::registers > 0 && p.flags && p.ppt == 2 && p.block == CappedBackward<T, RMS>::threads;
 }
 
 // ---- version 6 (RMSNorm forward) ---------------------------------------------------------------------------------
@@ -491,6 +507,15 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
         reread_choice<T>(&version, backward, n, p.packed, tuning, whole_threads(RMS), reread, &chosen, &tuning));
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults, whole_threads(RMS)))
         return cudaErrorInvalidValue;
+    // The capped bfloat16 RMSNorm backward (CappedBackward) runs blocks of 128: rows over kClusterMin blocks of 256
+    // take twice the blocks, unless tune chose them.
+    if (backward && CappedBackward<T, RMS>::threads == 128 && p.flags && p.mode == kCluster && p.ppt == 2 &&
+        p.block == 256 && p.segments == kClusterMin && !(tuning && tuning->blocks_per_row)) {
+        rowwise_tuning finer = tuning ? *tuning : rowwise_tuning{};
+        finer.blocks_per_row = 2 * kClusterMin;
+        if (!shape_plan<T>(backward, version, n, &finer, device_has_clusters(), &p, defaults, whole_threads(RMS)))
+            return cudaErrorInvalidValue;
+    }
     if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)
         if (row_layout(a, sizeof(T)) != kPacks) return cudaErrorInvalidValue;
         CUDA_RETURN_IF_ERROR(size_plan(reread, version, 0, rows, n, sizeof(A), 0, 0, &p));
@@ -536,10 +561,10 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     using Make = BackwardMake<T, RMS>;
     auto kernel = p.flags ? pick_experimental_backward<T, BackwardKernel<T, RMS>, Make>(p.ppt)
                           : pick_backward<T, BackwardKernel<T, RMS>, Make>(p.ppt, p.packed, p.mode == kWhole);
-    if constexpr (std::is_same<T, float>::value) {
-        if (capped_backward(p)) {
+    if constexpr (CappedBackward<T, RMS>::registers > 0) {
+        if (capped_backward<T, RMS>(p)) {
             kernel = norm_backward_capped_kernel<T, 2, RMS>;
-            p.registers = kCappedBackwardRegisters;
+            p.registers = CappedBackward<T, RMS>::registers;
         }
     }
     if (kernel == nullptr) return cudaErrorInvalidValue;
