@@ -338,8 +338,8 @@ __global__ void __launch_bounds__(kMaxBackwardThreads, min_blocks(backward_fits_
 //   bfloat16 RMSNorm, blocks of 128: 96 registers, no spill, five blocks an SM. Its rows of 32768, over 8 blocks of
 //     256, take 16 blocks of 128 for it (norm_run): backward at 4096 x 32768 85 -> 88-89 %; rows of 16384, over 8
 //     blocks of 128, measured the same capped or not.
-// Not capped: blocks of 512 (rows of 2^18) hold one block an SM either way and measured slower capped (RMSNorm
-// 44 -> 40 %); bfloat16 LayerNorm spills under 128 registers and measured slower at 96 and at 80.
+// Not capped: blocks of 512 (rows of 2^18) hold one block an SM either way and measured slower capped (float32
+// RMSNorm at 80: 44 -> 40 %); bfloat16 LayerNorm spills under 128 registers and measured slower at 96 and at 80.
 template <typename T, bool RMS>
 struct CappedBackward {
     static constexpr int threads = 0, registers = 0;  // none
