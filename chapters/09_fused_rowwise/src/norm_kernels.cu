@@ -507,13 +507,26 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
         reread_choice<T>(&version, backward, n, p.packed, tuning, whole_threads(RMS), reread, &chosen, &tuning));
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults, whole_threads(RMS)))
         return cudaErrorInvalidValue;
+    // RMSNorm's own plans, where tune leaves the choice to the kernels: shape_plan's again with one field set.
+    rowwise_tuning own = tuning ? *tuning : rowwise_tuning{};
     // The capped bfloat16 RMSNorm backward (CappedBackward) runs blocks of 128: rows over kClusterMin blocks of 256
-    // take twice the blocks, unless tune chose them.
+    // take twice the blocks.
     if (backward && CappedBackward<T, RMS>::threads == 128 && p.flags && p.mode == kCluster && p.ppt == 2 &&
-        p.block == 256 && p.segments == kClusterMin && !(tuning && tuning->blocks_per_row)) {
-        rowwise_tuning finer = tuning ? *tuning : rowwise_tuning{};
-        finer.blocks_per_row = 2 * kClusterMin;
-        if (!shape_plan<T>(backward, version, n, &finer, device_has_clusters(), &p, defaults, whole_threads(RMS)))
+        p.block == 256 && p.segments == kClusterMin && !own.blocks_per_row) {
+        own.blocks_per_row = 2 * kClusterMin;
+        if (!shape_plan<T>(backward, version, n, &own, device_has_clusters(), &p, defaults, whole_threads(RMS)))
+            return cudaErrorInvalidValue;
+    }
+    // RMSNorm forward whole rows of 16-byte packs (bfloat16, float32) that take at most 256 threads at 2 packs a thread
+    // take 2 packs, not 4: one reduction a row, and half the registers let more rows be in flight. H100, % of the copy,
+    // 4 -> 2 packs: bf16 rows of 1024-4096 97.1-97.7 -> 98.3-99.0, float32 rows of 1000-2048 98.6-99.8 -> 99.6-101.3;
+    // float32 rows of 4096 (512 threads at 2 packs) 98.3 -> 92.9; LayerNorm and the softmax slower at 2 (NOTES.md,
+    // "Sixteenth pass").
+    if (RMS && !backward && (std::is_same<T, float>::value || std::is_same<T, __nv_bfloat16>::value) &&
+        p.mode == kWhole && p.packed == kPacks && p.ppt == 4 && !own.packs_per_thread &&
+        ceil_div(n, 2 * (int64_t)Pack<T>::size) <= 256) {
+        own.packs_per_thread = 2;
+        if (!shape_plan<T>(backward, version, n, &own, device_has_clusters(), &p, defaults, whole_threads(RMS)))
             return cudaErrorInvalidValue;
     }
     if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)

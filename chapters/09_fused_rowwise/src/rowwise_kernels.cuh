@@ -1427,6 +1427,7 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
     }
     // Forward 4 packs per thread, backward 2 (two rows in registers). On the H100, 2 packs for bf16 forwards (half
     // the registers, twice the occupancy) ran slower than 4 at every shape: bytes in flight per thread won (NOTES.md).
+    // RMSNorm's whole rows are the exception (one reduction a row): norm_run gives them 2 where that fits 256 threads.
     int ppt = tuning && tuning->packs_per_thread ? tuning->packs_per_thread : (backward ? 2 : 4);
     if (sizeof(T) == 8) ppt = backward ? 1 : 2;  // float64 is built for one size only
     p->waves = tuning ? tuning->waves : 0;

@@ -410,6 +410,33 @@ def test_long_rows_take_the_switches_by_default(op, dtype):
     assert ("staged rows" in text) == staged, text
 
 
+@pytest.mark.parametrize(
+    "op, dtype, n, packs",
+    [
+        ("rms_norm", torch.bfloat16, 4096, 2),  # 256 threads a row at 2 packs
+        ("rms_norm", torch.bfloat16, 1024, 2),
+        ("rms_norm", torch.float32, 2048, 2),
+        ("rms_norm", torch.float32, 4096, 4),  # 512 threads at 2 packs: measured slower, 4 kept
+        ("rms_norm", torch.bfloat16, 4097, 4),  # odd rows: an aligned body, not 16-byte packs
+        ("rms_norm", torch.float16, 4096, 4),  # not measured: 4 kept
+        ("layer_norm", torch.bfloat16, 4096, 4),
+        ("softmax", torch.bfloat16, 4096, 4),
+    ],
+    ids=str,
+)
+def test_rms_norm_whole_row_forwards_take_2_packs_up_to_256_threads(op, dtype, n, packs, small):
+    """RMSNorm's forward of whole rows of 16-byte packs (bf16, float32) takes 2 packs a thread where that makes at
+    most 256 threads a row (norm_kernels.cu, norm_run); the other ops and layouts keep 4. tune's packs still rule, and
+    the output matches the float64 reference either way."""
+    x = inputs((rows_for(n, small), n), dtype, "cuda")
+    text = describe(x, op)
+    assert text.startswith("registers:") and f"{packs} packs of 16 bytes" in text, text
+    if op == "rms_norm":
+        assert "4 packs of 16 bytes" in describe(x, op, tune=[0, 4, 0, 0, 0])
+        check(op, x)
+        check(op, x, tune=[0, 4, 0, 0, 0])
+
+
 CAPPED = [  # (op, dtype, blocks a row at 32768, registers): norm_kernels.cu, CappedBackward
     ("layer_norm", torch.float32, 16, 80),
     ("rms_norm", torch.float32, 16, 80),
