@@ -519,7 +519,7 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     }
     // RMSNorm forward whole rows of 16-byte packs (bfloat16, float32) that take at most 256 threads at 2 packs a thread
     // take 2 packs, not 4: one reduction a row, and half the registers let more rows be in flight. H100, % of the copy,
-    // 4 -> 2 packs: bf16 rows of 1024-4096 97.1-97.7 -> 98.3-99.0, float32 rows of 1000-2048 98.6-99.8 -> 99.6-101.3;
+    // 4 -> 2 packs: bf16 rows of 1024-4096 97.1-97.7 -> 98.3-99.0, float32 rows of 1000-2048 98.6-99.8 -> 99.4-101.3;
     // float32 rows of 4096 (512 threads at 2 packs) 98.3 -> 92.9; LayerNorm and the softmax slower at 2 (NOTES.md,
     // "Sixteenth pass").
     if (RMS && !backward && (std::is_same<T, float>::value || std::is_same<T, __nv_bfloat16>::value) &&
