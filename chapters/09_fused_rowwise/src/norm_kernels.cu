@@ -361,10 +361,10 @@ __global__ void __maxnreg__((CappedBackward<T, RMS>::registers))
     norm_backward<T, PPT, kPacks, false, RMS, true>(dy, x, w, mean_in, rstd_in, dx, partial_w, partial_b, rows, n,
                                                     layout, stats);
 }
-// Whether a backward plan takes it.
+// Whether a backward plan takes it (the launcher's `if constexpr` checks that the type and op have a cap).
 template <typename T, bool RMS>
 bool capped_backward(const Plan &p) {
-    return CappedBackward<T, RMS>::registers > 0 && p.flags && p.ppt == 2 && p.block == CappedBackward<T, RMS>::threads;
+    return p.flags && p.ppt == 2 && p.block == CappedBackward<T, RMS>::threads;
 }
 
 // ---- version 6 (RMSNorm forward) ---------------------------------------------------------------------------------
