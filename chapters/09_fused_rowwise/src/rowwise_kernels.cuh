@@ -1702,7 +1702,8 @@ inline Workspace carve(const Plan &p, void *base) {
 // row. Made for the backward in 16-bit types (8 elements a pack, the shift costs most) where the rows are many more
 // than the table's copies (kTableRows). H100, bf16 backward, % of the copy: 16384 x 4097 LayerNorm 72 -> 75, RMSNorm
 // 79 -> 86; 65536 x 1025 62 -> 65, 72 -> 78. Not for the forwards (the launch cost more than the reads saved: RMSNorm
-// 96 -> 94) nor float32 (4 elements a pack, a shift of whole words: RMSNorm 93 -> 91). NOTES.md, "Eighth pass".
+// 96 -> 94; LayerNorm, two vectors, 84 -> 85-90 with a launch each, still far from the copy: NOTES.md, "Seventeenth
+// pass") nor float32 (4 elements a pack, a shift of whole words: RMSNorm 93 -> 91). NOTES.md, "Eighth pass".
 constexpr int64_t kTableRows = 64;
 
 template <typename T>
