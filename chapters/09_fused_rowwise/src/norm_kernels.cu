@@ -507,15 +507,16 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
         reread_choice<T>(&version, backward, n, p.packed, tuning, whole_threads(RMS), reread, &chosen, &tuning));
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults, whole_threads(RMS)))
         return cudaErrorInvalidValue;
-    // RMSNorm's own plans, where tune leaves the choice to the kernels: shape_plan's again with one field set.
+    // RMSNorm's own plans, where tune leaves the choice to the kernels: each rule below sets one field (a backward's
+    // or a forward's, never both), then shape_plan runs once more.
     rowwise_tuning own = tuning ? *tuning : rowwise_tuning{};
+    bool replan = false;
     // The capped bfloat16 RMSNorm backward (CappedBackward) runs blocks of 128: rows over kClusterMin blocks of 256
     // take twice the blocks.
     if (backward && CappedBackward<T, RMS>::threads == 128 && p.flags && p.mode == kCluster && p.ppt == 2 &&
         p.block == 256 && p.segments == kClusterMin && !own.blocks_per_row) {
         own.blocks_per_row = 2 * kClusterMin;
-        if (!shape_plan<T>(backward, version, n, &own, device_has_clusters(), &p, defaults, whole_threads(RMS)))
-            return cudaErrorInvalidValue;
+        replan = true;
     }
     // RMSNorm forward whole rows of 16-byte packs (bfloat16, float32) that take at most 256 threads at 2 packs a thread
     // take 2 packs, not 4: one reduction a row, and half the registers let more rows be in flight. H100, % of the copy,
@@ -526,9 +527,10 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
         p.mode == kWhole && p.packed == kPacks && p.ppt == 4 && !own.packs_per_thread &&
         ceil_div(n, 2 * (int64_t)Pack<T>::size) <= 256) {
         own.packs_per_thread = 2;
-        if (!shape_plan<T>(backward, version, n, &own, device_has_clusters(), &p, defaults, whole_threads(RMS)))
-            return cudaErrorInvalidValue;
+        replan = true;
     }
+    if (replan && !shape_plan<T>(backward, version, n, &own, device_has_clusters(), &p, defaults, whole_threads(RMS)))
+        return cudaErrorInvalidValue;
     if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)
         if (row_layout(a, sizeof(T)) != kPacks) return cudaErrorInvalidValue;
         CUDA_RETURN_IF_ERROR(size_plan(reread, version, 0, rows, n, sizeof(A), 0, 0, &p));
