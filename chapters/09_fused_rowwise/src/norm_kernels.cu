@@ -21,6 +21,8 @@
  *       (rowwise_kernels.cuh, "version 6").
  *   layer_norm_reread_kernel        version 6, LayerNorm's forward the same way: the first walk's statistic is each
  *       thread's (count, mean, M2), each step's made by two passes over its values and merged with Chan's formula.
+ *     Both (and the softmax's) also run a row over a cluster of blocks, each block walking its segment (reread_ctx):
+ *     16-bit LayerNorm rows too long for a block per row to keep in L2 (kRereadSegmentBytes).
  * Weight and bias: the forward reads them pack by pack for each row where it uses them (L1 hits), so that a thread
  * holds fewer registers; the backward of rows split over blocks holds the weight over the rows. A missing weight
  * reads as ones and a missing bias as zeros: one code path.
@@ -376,14 +378,16 @@ __global__ void __launch_bounds__(1024)
     using St = Sums<A, 1>;
     constexpr int S = Pack<T>::size;
     __shared__ Exchange<St> exchange;
-    const Ctx c = reread_ctx(n);
-    const int64_t packs = n / S;
+    const Ctx c = reread_ctx(n, S);  // this block's rows and its segment of each
+    open_mailbox<St>(c);
+    const int64_t packs = (c.seg_end - c.seg_begin) / S;
     const uint64_t keep = l2_keep_policy(), drop = l2_drop_policy();
-    const uint4 *weight = reinterpret_cast<const uint4 *>(w);
+    const uint4 *weight = w ? reinterpret_cast<const uint4 *>(w + c.seg_begin) : nullptr;
     int parity = 0;
-    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x, parity ^= 1) {
+    for (int64_t row = c.slot; row < rows; row += c.slots, parity ^= 1) {
+        const T *in = x + row * n + c.seg_begin;
         PerPack<U, A> squares(A(0));  // a sum a pack, side by side (short chains of adds)
-        reread_walk<U>(x + row * n, packs, keep, [&](const uint32_t (&v)[U][4], int valid, int64_t) {
+        reread_walk<U>(in, packs, keep, [&](const uint32_t (&v)[U][4], int valid, int64_t) {
             RW_EACH(U, S) {
                 if (k < valid) {
                     const A e = Bits<T>::get(v[k], j);
@@ -393,15 +397,17 @@ __global__ void __launch_bounds__(1024)
         });
         St mine;
         mine.v[0] = squares.sum();
-        const A rstd = rsqrt_acc(reduce_group(mine, c, exchange, parity).v[0] / A(n) + eps);
-        if (threadIdx.x == 0) rstd_out[row] = rstd;
-        reread_write<U>(x + row * n, y + row * n, packs, drop, [&](const uint32_t (&v)[4], int64_t at, A(&r)[S]) {
+        const St total = reread_combine(reduce_group(mine, c, exchange, parity), c, parity);
+        const A rstd = rsqrt_acc(total.v[0] / A(n) + eps);
+        if (threadIdx.x == 0 && c.rank == 0) rstd_out[row] = rstd;
+        reread_write<U>(in, y + row * n + c.seg_begin, packs, drop, [&](const uint32_t (&v)[4], int64_t at, A(&r)[S]) {
             uint32_t wv[4];
             param16(wv, weight, at);
 #pragma unroll
             for (int j = 0; j < S; ++j) r[j] = Bits<T>::get(v, j) * rstd * (weight ? Bits<T>::get(wv, j) : A(1));
         });
     }
+    reread_finish(c);
 }
 
 // ---- version 6 (LayerNorm forward) -------------------------------------------------------------------------------
@@ -417,14 +423,17 @@ __global__ void __launch_bounds__(1024)
     using St = Moments<A>;
     constexpr int S = Pack<T>::size;
     __shared__ Exchange<St> exchange;
-    const Ctx c = reread_ctx(n);
-    const int64_t packs = n / S;
+    const Ctx c = reread_ctx(n, S);  // this block's rows and its segment of each
+    open_mailbox<St>(c);
+    const int64_t packs = (c.seg_end - c.seg_begin) / S;
     const uint64_t keep = l2_keep_policy(), drop = l2_drop_policy();
-    const uint4 *weight = reinterpret_cast<const uint4 *>(w), *bias = reinterpret_cast<const uint4 *>(b);
+    const uint4 *weight = w ? reinterpret_cast<const uint4 *>(w + c.seg_begin) : nullptr;
+    const uint4 *bias = b ? reinterpret_cast<const uint4 *>(b + c.seg_begin) : nullptr;
     int parity = 0;
-    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x, parity ^= 1) {
+    for (int64_t row = c.slot; row < rows; row += c.slots, parity ^= 1) {
+        const T *in = x + row * n + c.seg_begin;
         St mine = St::empty();
-        reread_walk<U>(x + row * n, packs, keep, [&](const uint32_t (&v)[U][4], int valid, int64_t) {
+        reread_walk<U>(in, packs, keep, [&](const uint32_t (&v)[U][4], int valid, int64_t) {
             PerPack<U, A> sums(A(0));
             RW_EACH(U, S) {
                 if (k < valid) sums.add(k, Bits<T>::get(v[k], j));
@@ -439,10 +448,10 @@ __global__ void __launch_bounds__(1024)
             }
             mine = merge(mine, St{count, mean, m2.sum()});
         });
-        const St total = reduce_group(mine, c, exchange, parity);
+        const St total = reread_combine(reduce_group(mine, c, exchange, parity), c, parity);
         const A mean = total.mean, rstd = rsqrt_acc(total.m2 / A(n) + eps);
-        if (threadIdx.x == 0) mean_out[row] = mean, rstd_out[row] = rstd;
-        reread_write<U>(x + row * n, y + row * n, packs, drop, [&](const uint32_t (&v)[4], int64_t at, A(&r)[S]) {
+        if (threadIdx.x == 0 && c.rank == 0) mean_out[row] = mean, rstd_out[row] = rstd;
+        reread_write<U>(in, y + row * n + c.seg_begin, packs, drop, [&](const uint32_t (&v)[4], int64_t at, A(&r)[S]) {
             uint32_t wv[4], bv[4];
             param16(wv, weight, at);
             param16(bv, bias, at);
@@ -453,6 +462,7 @@ __global__ void __launch_bounds__(1024)
             }
         });
     }
+    reread_finish(c);
 }
 
 // ---- launchers ---------------------------------------------------------------------------------------------------
@@ -491,7 +501,8 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     // Rows over several blocks: the next row's L2 prefetch and the mailbox in a cluster, forward and backward,
     // measured best on the H100 (NOTES.md, "Long rows: the switches measured", "The prefetch's loop").
     const int defaults = ROWWISE_FLAG_MAILBOX | ROWWISE_FLAG_PREFETCH_L2;
-    // A forward of rows too long for a block, whose rows in flight fit L2: version 6, and its block (reread_choice).
+    // A forward of rows too long for a block, whose rows in flight fit L2: version 6, and its block (reread_choice);
+    // 16-bit LayerNorm rows too long for that: version 6 over a cluster.
     // Version 6's kernel for the packs a step asked (the plan's p.ppt is the same): its occupancy for the choice of
     // block, then the launch.
     const auto reread = [&] {
@@ -503,8 +514,8 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
                                layer_norm_reread_kernel<T, 4>);
     }();
     rowwise_tuning chosen;
-    CUDA_RETURN_IF_ERROR(
-        reread_choice<T>(&version, backward, n, p.packed, tuning, whole_threads(RMS), reread, &chosen, &tuning));
+    CUDA_RETURN_IF_ERROR(reread_choice<T>(&version, backward, n, p.packed, tuning, whole_threads(RMS),
+                                          !RMS && sizeof(T) == 2 && device_has_clusters(), reread, &chosen, &tuning));
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults, whole_threads(RMS)))
         return cudaErrorInvalidValue;
     // RMSNorm's own plans, where tune leaves the choice to the kernels: each rule below sets one field (a backward's
@@ -533,7 +544,7 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
         return cudaErrorInvalidValue;
     if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)
         if (row_layout(a, sizeof(T)) != kPacks) return cudaErrorInvalidValue;
-        CUDA_RETURN_IF_ERROR(size_plan(reread, version, 0, rows, n, sizeof(A), 0, 0, &p));
+        CUDA_RETURN_IF_ERROR(size_plan(reread, version, 0, rows, n, sizeof(A), sizeof(NormStats<A, RMS>), 0, &p));
         *out = p;
         if (plan_only || rows == 0 || n == 0) return cudaSuccess;
         const T *x = static_cast<const T *>(a->x), *w = static_cast<const T *>(a->w);

@@ -20,7 +20,8 @@
  *     block's partial sums of dweight and dbias cover all the rows it saw.
  *   - Version 6 (kReread, the forwards): a block per row (a grid of one block a row unless tuned), its threads
  *     walking the row in steps of U packs each (kRereadPacks unless tuned), twice: the statistics, then the output.
- *     The second walk reads the row from L2, which the first asked to keep it (reread_walk below).
+ *     The second walk reads the row from L2, which the first asked to keep it (reread_walk below). Or a row over a
+ *     cluster of blocks, each walking its segment twice, their statistics meeting in each block's mailbox.
  */
 #pragma once
 
@@ -820,20 +821,49 @@ __device__ inline void reread_write(const T *in_row, T *out_row, int64_t packs, 
     });
 }
 
-// The block as one group (reduce_group's view of it): every thread of the block holds part of one row.
-__device__ inline Ctx reread_ctx(int64_t n) {
+// Version 6's place of a block: its row walk and its segment of the row. A plain launch gives a block a whole row
+// (reduce_group's view: every thread of the block holds part of one row). A cluster launch of C blocks (tune's
+// blocks_per_row) gives the C blocks of a cluster one row, block `rank` its rank-th segment of ceil(packs / C) packs
+// (the last shorter, or empty); their statistics meet in each block's mailbox (reread_combine). S: elements a
+// 16-byte pack.
+__device__ inline Ctx reread_ctx(int64_t n, int S) {
     Ctx c{};
     c.G = (int)blockDim.x;
     c.t = (int)threadIdx.x;
     c.R = 1;
     c.C = 1;
-    c.slot = blockIdx.x;
-    c.slots = gridDim.x;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    const cg::cluster_group cluster = cg::this_cluster();  // one block, rank 0, for a plain launch
+    c.C = (int)cluster.num_blocks();
+    c.rank = (int)cluster.block_rank();
+#endif
+    c.slot = blockIdx.x / (unsigned)c.C;
+    c.slots = gridDim.x / (unsigned)c.C;
+    c.flags = c.C > 1 ? ROWWISE_FLAG_MAILBOX : 0;  // the blocks' parts meet in each block's mailbox
     c.n = n;
-    c.seg_end = n;
+    const int64_t seg_len = (n / S + c.C - 1) / c.C * S;
+    c.seg_begin = (int64_t)c.rank * seg_len < n ? (int64_t)c.rank * seg_len : n;
+    c.seg_end = c.seg_begin + seg_len < n ? c.seg_begin + seg_len : n;
     c.mode = kReread;
     c.packed = kPacks;
     return c;
+}
+
+// The row's statistic from each block's (reduce_group's): over the cluster's blocks in rank order when the row has
+// several (the same bits in every block and run), sent to every block's mailbox (mailbox_combine, below; the launch
+// gives it its dynamic shared memory), else the block's own. Open the mailbox (open_mailbox) before the rows.
+template <typename S>
+__device__ inline S reread_combine(const S &v, const Ctx &c, int parity) {
+    return c.C > 1 ? mailbox_combine(v, c, parity) : v;
+}
+
+// At the end of a version 6 kernel over a cluster: no block leaves while another still reads its shared memory.
+__device__ inline void reread_finish(const Ctx &c) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (c.C > 1) cg::this_cluster().sync();
+#else
+    (void)c;
+#endif
 }
 
 // ---- experimental switches (rowwise.h, ROWWISE_FLAG_*): rows over several blocks -----------------------------------
@@ -978,7 +1008,7 @@ __device__ inline void stage_first(const T *__restrict__ x, int64_t rows, const 
 template <typename S>
 __device__ inline void open_mailbox(const Ctx &c) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (c.mode != kCluster || !(c.flags & ROWWISE_FLAG_MAILBOX)) return;
+    if ((c.mode != kCluster && c.mode != kReread) || !(c.flags & ROWWISE_FLAG_MAILBOX)) return;
     Mailbox<S> &box = mailbox<S>();
     if (threadIdx.x == 0) {
         for (int p = 0; p < 2; ++p)
@@ -1363,28 +1393,50 @@ cudaError_t reread_block(Kernel kernel, int64_t row_bytes, int *threads) {
     return asked;
 }
 
+// Version 6 over a cluster, where version 0 takes it (reread_choice): rows of 16-bit LayerNorm too long for a block
+// per row to keep its rows in flight in L2, in segments of kRereadSegmentBytes a block of kRereadClusterThreads (two
+// an SM: a cluster's blocks hold as many rows' bytes in flight as version 6's blocks of 512 for rows of 32768), up to
+// 8 blocks a row (the portable cluster), walking the rows (a wave of clusters). Measured on the H100 (NOTES.md,
+// "Eighteenth pass"), % of the copy, version 4 -> this: bf16 LayerNorm 512 x 2^18 67.7 -> 82.1, 1024 x 2^17 75.4 ->
+// 84.4. Not for float32 LayerNorm (2^18: 71.7 -> 71.1 at best), RMSNorm or the softmax (their version 4 as fast or
+// faster at these rows: RMSNorm bf16 2^17 87.1 -> 85.1, softmax float32 2^18 92.9 -> 87.9).
+constexpr int64_t kRereadSegmentBytes = 64 * 1024;
+constexpr int kRereadClusterThreads = 512;
+constexpr int kRereadClusterMax = 8;
+
 // The block version 6 runs in, as a tuning (tuned: the caller's block; asked for by name: reread_block's, or
 // kRereadThreads where no block fits L2), and whether version 0 (AUTO) takes version 6: for a forward of 16-byte rows
 // that do not fit one block's registers (whole_limit threads x 4 packs: the op's whole-row limit) and that
 // reread_block fits in L2 (H100: the softmax and LayerNorm bf16 rows of 16385-66180 elements, float32 8193-33090;
-// RMSNorm bf16 32769-66180, float32 16385-33090). `kernel` is the one the plan will launch (its occupancy).
-// Sets *version to the version to plan and *use to the tuning to plan it with (the caller's, or *chosen, naming the
-// block); returns the error of a device query that failed.
+// RMSNorm bf16 32769-66180, float32 16385-33090), or, where the caller allows it (over_cluster: 16-bit LayerNorm on a
+// GPU with clusters), over a cluster of up to kRereadClusterMax blocks (bf16 rows of 66181-262144 elements).
+// `kernel` is the one the plan will launch (its occupancy). Sets *version to the version to plan and *use to the
+// tuning to plan it with (the caller's, or *chosen, naming the block); returns the error of a device query that
+// failed.
 template <typename T, typename Kernel>
 cudaError_t reread_choice(int *version, int backward, int64_t n, int packed, const rowwise_tuning *tuning,
-                          int whole_limit, Kernel kernel, rowwise_tuning *chosen, const rowwise_tuning **use) {
+                          int whole_limit, bool over_cluster, Kernel kernel, rowwise_tuning *chosen,
+                          const rowwise_tuning **use) {
     *use = tuning;
     if (backward || packed != kPacks || sizeof(T) == 8) return cudaSuccess;
     const bool tuned =
         tuning && (tuning->block_threads || tuning->packs_per_thread || tuning->blocks_per_row || tuning->flags);
+    const int64_t row_bytes = n * (int64_t)sizeof(T);
     int threads = 0;
     if (*version == ROWWISE_AUTO) {
         if (tuned || n <= (int64_t)whole_limit * 4 * Pack<T>::size) return cudaSuccess;  // tuned: the caller's plan
-        CUDA_RETURN_IF_ERROR(reread_block(kernel, n * (int64_t)sizeof(T), &threads));
-        if (threads == 0) return cudaSuccess;
+        CUDA_RETURN_IF_ERROR(reread_block(kernel, row_bytes, &threads));
+        if (threads == 0) {
+            const int64_t blocks = ceil_div(row_bytes, kRereadSegmentBytes);
+            if (!over_cluster || blocks > kRereadClusterMax) return cudaSuccess;
+            *version = ROWWISE_REREAD;
+            *chosen = rowwise_tuning{kRereadClusterThreads, 0, (int)blocks, 1, 0};  // a wave of clusters walks the rows
+            *use = chosen;
+            return cudaSuccess;
+        }
         *version = ROWWISE_REREAD;
     } else if (*version == ROWWISE_REREAD && !(tuning && tuning->block_threads)) {
-        CUDA_RETURN_IF_ERROR(reread_block(kernel, n * (int64_t)sizeof(T), &threads));
+        CUDA_RETURN_IF_ERROR(reread_block(kernel, row_bytes, &threads));
         if (threads == 0) threads = kRereadThreads;
     } else {
         return cudaSuccess;
@@ -1411,16 +1463,19 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
     if (version == ROWWISE_REREAD) {  // forward, rows of whole 16-byte packs; one block of kRereadThreads a row
         if (backward || n * (int64_t)sizeof(T) % 16 != 0) return false;
         const int step = reread_step(tuning);
-        if ((step != 1 && step != 2 && step != 4) || (tuning && (tuning->blocks_per_row > 1 || tuning->flags)))
-            return false;  // built for 1, 2 or 4 packs a step, one block a row, no switches
+        if ((step != 1 && step != 2 && step != 4) || (tuning && tuning->flags))
+            return false;  // built for 1, 2 or 4 packs a step, no switches
         const int threads = tuning && tuning->block_threads ? tuning->block_threads : kRereadThreads;
         if (threads % kWarp != 0 || threads > 1024) return false;
+        // Blocks a row: one, or a cluster of them (sm_90), each walking its segment of the row (reread_ctx).
+        const int64_t C = tuning && tuning->blocks_per_row > 1 ? tuning->blocks_per_row : 1;
+        if (C > 1 && (!clusters || C > kMaxCluster)) return false;
         p->mode = kReread;
         p->packed = kPacks;
         p->ppt = step;
         p->group = p->block = threads;
-        p->segments = 1;
-        p->seg_len = n;
+        p->segments = (int)C;
+        p->seg_len = ceil_div(n / S, C) * S;
         p->waves = tuning ? tuning->waves : 0;
         p->flags = 0;
         return true;
@@ -1626,7 +1681,13 @@ cudaError_t size_plan(Kernel kernel, int version, int backward, int64_t rows, in
         walkers = body_walkers(*p, walkers < most ? walkers : most, groups, rows);
         return (walkers < 1 ? 1 : walkers) * p->segments;
     };
-    if (p->mode == kCluster) {
+    if (p->mode == kReread && p->segments > 1) {  // version 6 over a cluster: one that fits, or no launch
+        p->smem = mailbox_bytes(stats_bytes);     // reread_combine's mailbox
+        int clusters = 0;
+        CUDA_RETURN_IF_ERROR(active_clusters(kernel, *p, &clusters));
+        if (clusters < 1) return cudaErrorInvalidConfiguration;
+        p->grid = grid_of(every_row || rows < clusters * waves ? rows : clusters * waves);
+    } else if (p->mode == kCluster) {
         int clusters = 0;
         CUDA_RETURN_IF_ERROR(active_clusters(kernel, *p, &clusters));
         if (clusters < 1) {
@@ -1636,7 +1697,7 @@ cudaError_t size_plan(Kernel kernel, int version, int backward, int64_t rows, in
             p->grid = grid_of(rows < clusters * waves ? rows : clusters * waves);
         }
     }
-    if (p->mode != kCluster) {
+    if (p->mode != kCluster && !(p->mode == kReread && p->segments > 1)) {
         int64_t wave = 0;
         CUDA_RETURN_IF_ERROR(course::blocks_per_wave(kernel, p->block, p->smem, &wave));
         const int64_t need = ceil_div(rows, groups);
@@ -1663,7 +1724,7 @@ inline Layout layout_of(const Plan &p, int mode) {
 // or a plain one.
 template <typename... Params, typename... Args>
 cudaError_t launch(void (*kernel)(Params...), const Plan &p, cudaStream_t stream, Args... args) {
-    if (p.mode == kCluster) {
+    if (p.mode == kCluster || (p.mode == kReread && p.segments > 1)) {
         cudaLaunchConfig_t config;
         cudaLaunchAttribute attribute;
         cluster_config(&config, &attribute, p, stream);
@@ -1756,6 +1817,13 @@ inline int row_layout(const rowwise_args *a, size_t element) {
 
 // A plan's text (rowwise_describe).
 inline void describe(const Plan &p, char *text, size_t bytes) {
+    if (p.mode == kReread && p.segments > 1) {
+        snprintf(text, bytes,
+                 "reread: a cluster of %d %d-thread blocks per row, each walking its segment twice (the second time "
+                 "from L2), %d packs of 16 bytes per thread a step, %lld blocks",
+                 p.segments, p.block, p.ppt, (long long)p.grid);
+        return;
+    }
     if (p.mode == kReread) {
         snprintf(text, bytes,
                  "reread: a %d-thread block per row walks it twice (the second time from L2), %d packs of 16 bytes "

@@ -195,13 +195,15 @@ __global__ void __launch_bounds__(1024)
     using St = MaxSum<A>;
     constexpr int S = Pack<T>::size;
     __shared__ Exchange<St> exchange;
-    const Ctx c = reread_ctx(n);
-    const int64_t packs = n / S;
+    const Ctx c = reread_ctx(n, S);  // this block's rows and its segment of each
+    open_mailbox<St>(c);
+    const int64_t packs = (c.seg_end - c.seg_begin) / S;
     const uint64_t keep = l2_keep_policy(), drop = l2_drop_policy();
     int parity = 0;
-    for (int64_t row = blockIdx.x; row < rows; row += gridDim.x, parity ^= 1) {
+    for (int64_t row = c.slot; row < rows; row += c.slots, parity ^= 1) {
+        const T *in = x + row * n + c.seg_begin;
         St mine = St::empty();
-        reread_walk<U>(x + row * n, packs, keep, [&](const uint32_t (&w)[U][4], int valid, int64_t) {
+        reread_walk<U>(in, packs, keep, [&](const uint32_t (&w)[U][4], int valid, int64_t) {
             A m = A(-INFINITY);
             RW_EACH(U, S) {
                 if (k < valid) m = fmax(m, Bits<T>::get(w[k], j));
@@ -214,13 +216,14 @@ __global__ void __launch_bounds__(1024)
             }
             mine = merge(mine, St{m, s});
         });
-        const St total = reduce_group(mine, c, exchange, parity);
+        const St total = reread_combine(reduce_group(mine, c, exchange, parity), c, parity);
         const A inverse = A(1) / total.sum;
-        reread_write<U>(x + row * n, y + row * n, packs, drop, [&](const uint32_t (&w)[4], int64_t, A(&v)[S]) {
+        reread_write<U>(in, y + row * n + c.seg_begin, packs, drop, [&](const uint32_t (&w)[4], int64_t, A(&v)[S]) {
 #pragma unroll
             for (int j = 0; j < S; ++j) v[j] = exp_acc(Bits<T>::get(w, j) - total.max) * inverse;
         });
     }
+    reread_finish(c);
 }
 
 // ---- launchers ---------------------------------------------------------------------------------------------------
@@ -289,12 +292,12 @@ cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const 
                                     softmax_reread_kernel<T, 4>);
     rowwise_tuning chosen;
     CUDA_RETURN_IF_ERROR(
-        reread_choice<T>(&version, backward, n, p.packed, tuning, kMaxThreads, reread, &chosen, &tuning));
+        reread_choice<T>(&version, backward, n, p.packed, tuning, kMaxThreads, false, reread, &chosen, &tuning));
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults)) return cudaErrorInvalidValue;
     using A = acc_t<T>;
     if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)
         if (row_layout(a, sizeof(T)) != kPacks) return cudaErrorInvalidValue;
-        CUDA_RETURN_IF_ERROR(size_plan(reread, version, 0, rows, n, sizeof(A), 0, 0, &p));
+        CUDA_RETURN_IF_ERROR(size_plan(reread, version, 0, rows, n, sizeof(A), sizeof(MaxSum<A>), 0, &p));
         *out = p;
         if (plan_only || rows == 0 || n == 0) return cudaSuccess;
         return launch(reread, p, stream, static_cast<const T *>(a->x), static_cast<T *>(a->y), rows, n);

@@ -203,6 +203,51 @@ def test_reread_steps_and_walking_blocks(op, dtype, tune):
     check(op, x, 6, tune)
 
 
+@pytest.mark.skipif(
+    not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] < 9, reason="clusters need sm_90"
+)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("blocks", [3, 16])
+@pytest.mark.parametrize("op", ["softmax", "layer_norm", "rms_norm"])
+def test_reread_over_a_cluster(op, blocks, dtype, small):
+    """Version 6 with a row over a cluster of blocks (tune's blocks a row), each walking its segment twice: segments
+    of one partial step, of several steps, rows of fewer packs than blocks (empty segments: 8 elements over 16
+    blocks), a last segment shorter than the others (3 does not divide the packs); every element written, the
+    statistics of the whole row (the blocks' parts merged in rank order) against float64, the same bits twice."""
+    for n in (8, 12296) if small else (8, 12296, 1 << 18):
+        rows = 5 if small else rows_for(n, small)  # under the sanitizers, few clusters
+        x = inputs((rows, n), dtype, "cuda", scale=3.0) + 5.0  # a mean far from 0 for the merge
+        check_over_a_cluster(op, x, [256, 0, blocks])
+
+
+def check_over_a_cluster(op, x, tune):
+    n = x.shape[-1]
+    w, b = params(n, x.dtype, "cuda")
+    assert describe(x, op, version=6, tune=tune).startswith(f"reread: a cluster of {tune[2]} 256-thread blocks")
+    if op == "softmax":
+        args, expected = (x,), reference("softmax", x)
+    elif op == "layer_norm":
+        args, expected = (x, w, b, 1e-5), reference("layer_norm", x, w, b, 1e-5)
+    else:
+        args, expected = (x, w, 1e-5), reference("rms_norm", x, w, 1e-5)
+    run = getattr(torch.ops.rowwise, op)
+    out = poisoned_call(lambda: run(*args, 6, tune), x)
+    out = out if isinstance(out, tuple) else (out,)
+    rtol, atol = TOL[x.dtype]
+    torch.testing.assert_close(out[0].double().cpu(), expected, rtol=rtol, atol=atol * (4 if op != "softmax" else 1))
+    x64 = x.cpu().double()
+    stat_rtol = 1e-5 if x.dtype != torch.float64 else 1e-12
+    if op == "layer_norm":
+        torch.testing.assert_close(out[1].cpu().double(), x64.mean(-1), rtol=stat_rtol, atol=stat_rtol)
+    if op != "softmax":
+        centered = x64 - x64.mean(-1, keepdim=True) if op == "layer_norm" else x64
+        want = 1 / (centered.pow(2).mean(-1) + 1e-5).sqrt()
+        torch.testing.assert_close(out[-1].cpu().double(), want, rtol=stat_rtol, atol=0)
+    again = run(*args, 6, tune)
+    again = again if isinstance(again, tuple) else (again,)
+    assert all(torch.equal(a, b) for a, b in zip(out, again)), "two runs gave different bits"
+
+
 def test_reread_without_a_weight_with_gradients_and_tuned_blocks():
     x = inputs((33, 20000), torch.float32, "cuda").requires_grad_()
     w = params(20000, torch.float32, "cuda")[0].requires_grad_()
@@ -223,27 +268,36 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
     """The planner's rule (reread_choice): forwards of 16-byte rows too long for one block's registers (4 packs a
     thread in blocks of up to 1024 threads for RMSNorm, 512 for the softmax and LayerNorm) take version 6 when the
     rows in flight fit a third of L2, in blocks of 512 where two an SM fit, else of 1024 (the kernels take 40-64
-    registers: two blocks of 512 an SM, one of 1024), a block a row; the backward, a tuned plan and unaligned rows
-    never do, and version 6 by name takes the same block. The values it then computes: test_reread_every_dtype
-    (version 6 by name) and the long-row tests of version 0."""
+    registers: two blocks of 512 an SM, one of 1024), a block a row; 16-bit LayerNorm rows too long for that take it
+    over a cluster (sm_90) of a block of 512 for each 64 KB, up to 8; the backward, a tuned plan and unaligned rows
+    never do, and version 6 by name takes the same block. The values it then computes: test_reread_every_dtype,
+    test_reread_over_a_cluster (version 6 by name) and the long-row tests of version 0."""
     props = torch.cuda.get_device_properties(0)
     sms, budget = props.multi_processor_count, props.L2_cache_size // 3
-    taken = {"rms_norm": 0, "layer_norm": 0, "softmax": 0}
+    clusters = torch.cuda.get_device_capability()[0] >= 9
+    taken = {"rms_norm": 0, "layer_norm": 0, "softmax": 0, "over a cluster": 0}
     for dtype in (torch.bfloat16, torch.float16, torch.float32):
         size = torch.tensor([], dtype=dtype).element_size()
-        for n in (8192, 16384, 24576, 32768, 65536, 1 << 17, 1 << 18):
+        for n in (8192, 16384, 24576, 32768, 65536, 1 << 17, 1 << 18, 1 << 19):
             x = torch.empty(2, n, device="cuda", dtype=dtype)
             row = n * size
             block = 512 if 2 * sms * row <= budget else 1024 if sms * row <= budget else 0
             for op, threads in (("rms_norm", 1024), ("layer_norm", 512), ("softmax", 512)):
                 fits_registers = n <= threads * 4 * (16 // size)
                 expected = not fits_registers and block > 0
+                segments = -(-row // 65536)
+                over = op == "layer_norm" and size == 2 and clusters and not fits_registers and block == 0
+                over = over and segments <= 8
                 taken[op] += expected
+                taken["over a cluster"] += over
                 text = describe(x, op)
-                assert text.startswith("reread: ") == expected, (op, dtype, n, text)
+                assert text.startswith("reread: ") == (expected or over), (op, dtype, n, text)
                 if expected:
                     assert text.startswith(f"reread: a {block}-thread block"), (op, dtype, n, text)
                     assert text.endswith(f", {x.shape[0]} blocks"), text  # a block a row
+                if over:
+                    assert text.startswith(f"reread: a cluster of {segments} 512-thread blocks"), (op, dtype, n, text)
+                    assert text.endswith(f", {x.shape[0] * segments} blocks"), text  # two rows: a cluster each
                 assert describe(x, op, version=6).startswith(f"reread: a {block or 1024}-thread block")
                 assert not describe(x, op, backward=True).startswith("reread: ")
                 assert not describe(x, op, tune=[0, 0, 0, 0, 16]).startswith("reread: ")  # tuned: the caller's
@@ -253,6 +307,7 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
             assert not describe(unaligned, "softmax").startswith("reread: ")
     if props.L2_cache_size >= 48 * 2**20 and sms <= 132:  # an H100: the rule is not idle
         assert taken["rms_norm"] >= 2 and taken["layer_norm"] >= 4 and taken["softmax"] >= 4, taken
+        assert taken["over a cluster"] >= 4, taken  # bf16 and fp16 rows of 2^17 and 2^18
 
 
 @pytest.mark.parametrize("tune", [[128, 2, 0], [512, 4, 0], [0, 0, 3], [0, 0, 3, 1], [0, 0, 3, 1000], [256, 2, 0, 1]])
@@ -404,7 +459,7 @@ def test_long_rows_take_the_switches_by_default(op, dtype):
             sixteen = dtype == torch.float32 or (dtype == torch.bfloat16 and op == "rms_norm")
             assert f"{16 if sixteen else 8} blocks per row" in text, text
     long = torch.empty(2, 1 << 18, device="cuda", dtype=dtype)
-    text = describe(long, op)
+    text = describe(long, op, version=4)  # (version 0 takes 16-bit LayerNorm's rows of 2^18 to version 6's cluster)
     assert ("8 packs" in text) == built, text  # float32 and bfloat16 forwards over blocks of 2^18: 8 packs a thread
     staged = built and op != "rms_norm"  # RMSNorm: 128 KB of staged rows a block at 8 packs, measured slower
     assert ("staged rows" in text) == staged, text
