@@ -370,7 +370,7 @@ bool capped_backward(const Plan &p) {
 }
 
 // ---- version 6 (RMSNorm forward) ---------------------------------------------------------------------------------
-template <typename T, int U>
+template <typename T, int U, bool CLUSTER>
 __global__ void __launch_bounds__(1024)
     rms_norm_reread_kernel(const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ y,
                            acc_t<T> *__restrict__ rstd_out, int64_t rows, int64_t n, acc_t<T> eps) {
@@ -378,8 +378,8 @@ __global__ void __launch_bounds__(1024)
     using St = Sums<A, 1>;
     constexpr int S = Pack<T>::size;
     __shared__ Exchange<St> exchange;
-    const Ctx c = reread_ctx(n, S);  // this block's rows and its segment of each
-    open_mailbox<St>(c);
+    const Ctx c = reread_ctx<CLUSTER>(n, S);  // this block's rows and its segment of each
+    if constexpr (CLUSTER) open_mailbox<St>(c);
     const int64_t packs = (c.seg_end - c.seg_begin) / S;
     const uint64_t keep = l2_keep_policy(), drop = l2_drop_policy();
     const uint4 *weight = w ? reinterpret_cast<const uint4 *>(w + c.seg_begin) : nullptr;
@@ -397,7 +397,7 @@ __global__ void __launch_bounds__(1024)
         });
         St mine;
         mine.v[0] = squares.sum();
-        const St total = reread_combine(reduce_group(mine, c, exchange, parity), c, parity);
+        const St total = reread_combine<CLUSTER>(reduce_group(mine, c, exchange, parity), c, parity);
         const A rstd = rsqrt_acc(total.v[0] / A(n) + eps);
         if (threadIdx.x == 0 && c.rank == 0) rstd_out[row] = rstd;
         reread_write<U>(in, y + row * n + c.seg_begin, packs, drop, [&](const uint32_t (&v)[4], int64_t at, A(&r)[S]) {
@@ -407,14 +407,14 @@ __global__ void __launch_bounds__(1024)
             for (int j = 0; j < S; ++j) r[j] = Bits<T>::get(v, j) * rstd * (weight ? Bits<T>::get(wv, j) : A(1));
         });
     }
-    reread_finish(c);
+    reread_finish<CLUSTER>(c);
 }
 
 // ---- version 6 (LayerNorm forward) -------------------------------------------------------------------------------
 // The first walk keeps Welford's statistics, not the whole-row kernel's two passes (those would need a third walk):
 // each step's (count, mean, M2) is made from the step's values in registers, two passes over them, and merged into
 // the thread's running triple with Chan's formula; the block merges the threads' triples once (reduce_group).
-template <typename T, int U>
+template <typename T, int U, bool CLUSTER>
 __global__ void __launch_bounds__(1024)
     layer_norm_reread_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b,
                              T *__restrict__ y, acc_t<T> *__restrict__ mean_out, acc_t<T> *__restrict__ rstd_out,
@@ -423,8 +423,8 @@ __global__ void __launch_bounds__(1024)
     using St = Moments<A>;
     constexpr int S = Pack<T>::size;
     __shared__ Exchange<St> exchange;
-    const Ctx c = reread_ctx(n, S);  // this block's rows and its segment of each
-    open_mailbox<St>(c);
+    const Ctx c = reread_ctx<CLUSTER>(n, S);  // this block's rows and its segment of each
+    if constexpr (CLUSTER) open_mailbox<St>(c);
     const int64_t packs = (c.seg_end - c.seg_begin) / S;
     const uint64_t keep = l2_keep_policy(), drop = l2_drop_policy();
     const uint4 *weight = w ? reinterpret_cast<const uint4 *>(w + c.seg_begin) : nullptr;
@@ -448,7 +448,7 @@ __global__ void __launch_bounds__(1024)
             }
             mine = merge(mine, St{count, mean, m2.sum()});
         });
-        const St total = reread_combine(reduce_group(mine, c, exchange, parity), c, parity);
+        const St total = reread_combine<CLUSTER>(reduce_group(mine, c, exchange, parity), c, parity);
         const A mean = total.mean, rstd = rsqrt_acc(total.m2 / A(n) + eps);
         if (threadIdx.x == 0 && c.rank == 0) mean_out[row] = mean, rstd_out[row] = rstd;
         reread_write<U>(in, y + row * n + c.seg_begin, packs, drop, [&](const uint32_t (&v)[4], int64_t at, A(&r)[S]) {
@@ -462,7 +462,7 @@ __global__ void __launch_bounds__(1024)
             }
         });
     }
-    reread_finish(c);
+    reread_finish<CLUSTER>(c);
 }
 
 // ---- launchers ---------------------------------------------------------------------------------------------------
@@ -505,14 +505,20 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     // 16-bit LayerNorm rows too long for that: version 6 over a cluster.
     // Version 6's kernel for the packs a step asked (the plan's p.ppt is the same): its occupancy for the choice of
     // block, then the launch.
-    const auto reread = [&] {
+    // The kernels built for clusters (reread_ctx) take a plan of several blocks a row.
+    const auto reread_kernel = [](int step, bool cluster) {
         if constexpr (RMS)
-            return reread_pick(reread_step(tuning), rms_norm_reread_kernel<T, 1>, rms_norm_reread_kernel<T, 2>,
-                               rms_norm_reread_kernel<T, 4>);
+            return cluster ? reread_pick(step, rms_norm_reread_kernel<T, 1, true>, rms_norm_reread_kernel<T, 2, true>,
+                                         rms_norm_reread_kernel<T, 4, true>)
+                           : reread_pick(step, rms_norm_reread_kernel<T, 1, false>, rms_norm_reread_kernel<T, 2, false>,
+                                         rms_norm_reread_kernel<T, 4, false>);
         else
-            return reread_pick(reread_step(tuning), layer_norm_reread_kernel<T, 1>, layer_norm_reread_kernel<T, 2>,
-                               layer_norm_reread_kernel<T, 4>);
-    }();
+            return cluster ? reread_pick(step, layer_norm_reread_kernel<T, 1, true>,
+                                         layer_norm_reread_kernel<T, 2, true>, layer_norm_reread_kernel<T, 4, true>)
+                           : reread_pick(step, layer_norm_reread_kernel<T, 1, false>,
+                                         layer_norm_reread_kernel<T, 2, false>, layer_norm_reread_kernel<T, 4, false>);
+    };
+    const auto reread = reread_kernel(reread_step(tuning), false);
     rowwise_tuning chosen;
     CUDA_RETURN_IF_ERROR(reread_choice<T>(&version, backward, n, p.packed, tuning, whole_threads(RMS),
                                           !RMS && sizeof(T) == 2 && device_has_clusters(), reread, &chosen, &tuning));
@@ -544,16 +550,17 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
         return cudaErrorInvalidValue;
     if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)
         if (row_layout(a, sizeof(T)) != kPacks) return cudaErrorInvalidValue;
-        CUDA_RETURN_IF_ERROR(size_plan(reread, version, 0, rows, n, sizeof(A), sizeof(NormStats<A, RMS>), 0, &p));
+        const auto kernel = reread_kernel(p.ppt, p.segments > 1);
+        CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 0, rows, n, sizeof(A), sizeof(NormStats<A, RMS>), 0, &p));
         *out = p;
         if (plan_only || rows == 0 || n == 0) return cudaSuccess;
         const T *x = static_cast<const T *>(a->x), *w = static_cast<const T *>(a->w);
         T *y = static_cast<T *>(a->y);
         A *rstd = static_cast<A *>(a->rstd);
         if constexpr (RMS)
-            return launch(reread, p, stream, x, w, y, rstd, rows, n, (A)a->eps);
+            return launch(kernel, p, stream, x, w, y, rstd, rows, n, (A)a->eps);
         else
-            return launch(reread, p, stream, x, w, static_cast<const T *>(a->b), y, static_cast<A *>(a->mean), rstd,
+            return launch(kernel, p, stream, x, w, static_cast<const T *>(a->b), y, static_cast<A *>(a->mean), rstd,
                           rows, n, (A)a->eps);
     }
     // The forward also stages the next row where that measured faster on the H100 (NOTES.md, "Sixth pass"): RMSNorm

@@ -821,49 +821,62 @@ __device__ inline void reread_write(const T *in_row, T *out_row, int64_t packs, 
     });
 }
 
-// Version 6's place of a block: its row walk and its segment of the row. A plain launch gives a block a whole row
-// (reduce_group's view: every thread of the block holds part of one row). A cluster launch of C blocks (tune's
+// Version 6's place of a block: its row walk and its segment of the row. A kernel built for a block a row
+// (CLUSTER false, the plain launch) gives each block whole rows (reduce_group's view: every thread of the block holds
+// part of one row). A kernel built for clusters (CLUSTER true) launched with clusters of C blocks (tune's
 // blocks_per_row) gives the C blocks of a cluster one row, block `rank` its rank-th segment of ceil(packs / C) packs
-// (the last shorter, or empty); their statistics meet in each block's mailbox (reread_combine). S: elements a
-// 16-byte pack.
+// (the last shorter, or empty); their statistics meet in each block's mailbox (reread_combine). Two builds, not one:
+// the cluster's code in the plain kernel (its branches never taken) cost the H100 1.5-2.7 points of the copy in
+// float32 rows of 32768 (NOTES.md, "Eighteenth pass"). S: elements a 16-byte pack.
+template <bool CLUSTER>
 __device__ inline Ctx reread_ctx(int64_t n, int S) {
     Ctx c{};
     c.G = (int)blockDim.x;
     c.t = (int)threadIdx.x;
     c.R = 1;
     c.C = 1;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    const cg::cluster_group cluster = cg::this_cluster();  // one block, rank 0, for a plain launch
-    c.C = (int)cluster.num_blocks();
-    c.rank = (int)cluster.block_rank();
-#endif
-    c.slot = blockIdx.x / (unsigned)c.C;
-    c.slots = gridDim.x / (unsigned)c.C;
-    c.flags = c.C > 1 ? ROWWISE_FLAG_MAILBOX : 0;  // the blocks' parts meet in each block's mailbox
+    c.slot = blockIdx.x;
+    c.slots = gridDim.x;
     c.n = n;
-    const int64_t seg_len = (n / S + c.C - 1) / c.C * S;
-    c.seg_begin = (int64_t)c.rank * seg_len < n ? (int64_t)c.rank * seg_len : n;
-    c.seg_end = c.seg_begin + seg_len < n ? c.seg_begin + seg_len : n;
+    c.seg_end = n;
     c.mode = kReread;
     c.packed = kPacks;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if constexpr (CLUSTER) {
+        const cg::cluster_group cluster = cg::this_cluster();  // one block, rank 0, without clusters
+        c.C = (int)cluster.num_blocks();
+        c.rank = (int)cluster.block_rank();
+        c.slot = blockIdx.x / (unsigned)c.C;
+        c.slots = gridDim.x / (unsigned)c.C;
+        c.flags = c.C > 1 ? ROWWISE_FLAG_MAILBOX : 0;  // the blocks' parts meet in each block's mailbox
+        const int64_t seg_len = (n / S + c.C - 1) / c.C * S;
+        c.seg_begin = (int64_t)c.rank * seg_len < n ? (int64_t)c.rank * seg_len : n;
+        c.seg_end = c.seg_begin + seg_len < n ? c.seg_begin + seg_len : n;
+    }
+#endif
+    (void)S;
     return c;
 }
 
 // The row's statistic from each block's (reduce_group's): over the cluster's blocks in rank order when the row has
 // several (the same bits in every block and run), sent to every block's mailbox (mailbox_combine, below; the launch
 // gives it its dynamic shared memory), else the block's own. Open the mailbox (open_mailbox) before the rows.
-template <typename S>
+template <bool CLUSTER, typename S>
 __device__ inline S reread_combine(const S &v, const Ctx &c, int parity) {
-    return c.C > 1 ? mailbox_combine(v, c, parity) : v;
+    if constexpr (CLUSTER) return c.C > 1 ? mailbox_combine(v, c, parity) : v;
+    (void)c, (void)parity;
+    return v;
 }
 
 // At the end of a version 6 kernel over a cluster: no block leaves while another still reads its shared memory.
+template <bool CLUSTER>
 __device__ inline void reread_finish(const Ctx &c) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if (c.C > 1) cg::this_cluster().sync();
-#else
-    (void)c;
+    if constexpr (CLUSTER) {
+        if (c.C > 1) cg::this_cluster().sync();
+    }
 #endif
+    (void)c;
 }
 
 // ---- experimental switches (rowwise.h, ROWWISE_FLAG_*): rows over several blocks -----------------------------------

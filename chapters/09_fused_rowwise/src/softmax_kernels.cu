@@ -188,15 +188,15 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
 // ---- version 6 ---------------------------------------------------------------------------------------------------
 // rowwise_kernels.cuh, "version 6": a block per row, two walks. Each step's (max, sum) is made as a whole row's is in
 // version 3 (the max of the step's values, then one exponential each) and merged into the thread's running pair.
-template <typename T, int U>
+template <typename T, int U, bool CLUSTER>
 __global__ void __launch_bounds__(1024)
     softmax_reread_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t n) {
     using A = acc_t<T>;
     using St = MaxSum<A>;
     constexpr int S = Pack<T>::size;
     __shared__ Exchange<St> exchange;
-    const Ctx c = reread_ctx(n, S);  // this block's rows and its segment of each
-    open_mailbox<St>(c);
+    const Ctx c = reread_ctx<CLUSTER>(n, S);  // this block's rows and its segment of each
+    if constexpr (CLUSTER) open_mailbox<St>(c);
     const int64_t packs = (c.seg_end - c.seg_begin) / S;
     const uint64_t keep = l2_keep_policy(), drop = l2_drop_policy();
     int parity = 0;
@@ -216,14 +216,14 @@ __global__ void __launch_bounds__(1024)
             }
             mine = merge(mine, St{m, s});
         });
-        const St total = reread_combine(reduce_group(mine, c, exchange, parity), c, parity);
+        const St total = reread_combine<CLUSTER>(reduce_group(mine, c, exchange, parity), c, parity);
         const A inverse = A(1) / total.sum;
         reread_write<U>(in, y + row * n + c.seg_begin, packs, drop, [&](const uint32_t (&w)[4], int64_t, A(&v)[S]) {
 #pragma unroll
             for (int j = 0; j < S; ++j) v[j] = exp_acc(Bits<T>::get(w, j) - total.max) * inverse;
         });
     }
-    reread_finish(c);
+    reread_finish<CLUSTER>(c);
 }
 
 // ---- launchers ---------------------------------------------------------------------------------------------------
@@ -288,8 +288,14 @@ cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const 
     const int defaults = backward ? ROWWISE_FLAG_MAILBOX : ROWWISE_FLAG_MAILBOX | ROWWISE_FLAG_STAGE_NEXT;
     // Version 6, and its block, for rows too long for a block whose rows in flight fit L2; its kernel for the packs
     // a step asked (the plan's p.ppt is the same).
-    const auto reread = reread_pick(reread_step(tuning), softmax_reread_kernel<T, 1>, softmax_reread_kernel<T, 2>,
-                                    softmax_reread_kernel<T, 4>);
+    // The kernels built for clusters (reread_ctx) take a plan of several blocks a row.
+    const auto reread_kernel = [](int step, bool cluster) {
+        return cluster ? reread_pick(step, softmax_reread_kernel<T, 1, true>, softmax_reread_kernel<T, 2, true>,
+                                     softmax_reread_kernel<T, 4, true>)
+                       : reread_pick(step, softmax_reread_kernel<T, 1, false>, softmax_reread_kernel<T, 2, false>,
+                                     softmax_reread_kernel<T, 4, false>);
+    };
+    const auto reread = reread_kernel(reread_step(tuning), false);
     rowwise_tuning chosen;
     CUDA_RETURN_IF_ERROR(
         reread_choice<T>(&version, backward, n, p.packed, tuning, kMaxThreads, false, reread, &chosen, &tuning));
@@ -297,10 +303,11 @@ cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const 
     using A = acc_t<T>;
     if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)
         if (row_layout(a, sizeof(T)) != kPacks) return cudaErrorInvalidValue;
-        CUDA_RETURN_IF_ERROR(size_plan(reread, version, 0, rows, n, sizeof(A), sizeof(MaxSum<A>), 0, &p));
+        const auto kernel = reread_kernel(p.ppt, p.segments > 1);
+        CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 0, rows, n, sizeof(A), sizeof(MaxSum<A>), 0, &p));
         *out = p;
         if (plan_only || rows == 0 || n == 0) return cudaSuccess;
-        return launch(reread, p, stream, static_cast<const T *>(a->x), static_cast<T *>(a->y), rows, n);
+        return launch(kernel, p, stream, static_cast<const T *>(a->x), static_cast<T *>(a->y), rows, n);
     }
     if (!backward) {
         auto kernel = p.flags ? pick_experimental_forward<T, ForwardKernel<T>, ForwardMake<T>>(p.ppt)
