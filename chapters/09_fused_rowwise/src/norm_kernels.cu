@@ -502,10 +502,9 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     // measured best on the H100 (NOTES.md, "Long rows: the switches measured", "The prefetch's loop").
     const int defaults = ROWWISE_FLAG_MAILBOX | ROWWISE_FLAG_PREFETCH_L2;
     // A forward of rows too long for a block, whose rows in flight fit L2: version 6, and its block (reread_choice);
-    // 16-bit LayerNorm rows too long for that: version 6 over a cluster.
-    // Version 6's kernel for the packs a step asked (the plan's p.ppt is the same): its occupancy for the choice of
-    // block, then the launch.
-    // The kernels built for clusters (reread_ctx) take a plan of several blocks a row.
+    // 16-bit LayerNorm rows too long for that: version 6 over a cluster. reread_choice sizes the block by the
+    // occupancy of the plain build for the packs a step asked; the launch takes the build for clusters where the plan
+    // has several blocks a row (reread_ctx).
     const auto reread_kernel = [](int step, bool cluster) {
         if constexpr (RMS)
             return cluster ? reread_pick(step, rms_norm_reread_kernel<T, 1, true>, rms_norm_reread_kernel<T, 2, true>,

@@ -1609,6 +1609,11 @@ inline void cluster_config(cudaLaunchConfig_t *config, cudaLaunchAttribute *attr
     config->numAttrs = 1;
 }
 
+// Whether a plan launches clusters: version 4, and version 6 with several blocks a row.
+inline bool launches_clusters(const Plan &p) {
+    return p.mode == kCluster || (p.mode == kReread && p.segments > 1);
+}
+
 // How many clusters of this plan the GPU holds at once (0: none fits, e.g. too many blocks per cluster).
 template <typename Kernel>
 cudaError_t active_clusters(Kernel kernel, const Plan &p, int *clusters) {
@@ -1694,23 +1699,19 @@ cudaError_t size_plan(Kernel kernel, int version, int backward, int64_t rows, in
         walkers = body_walkers(*p, walkers < most ? walkers : most, groups, rows);
         return (walkers < 1 ? 1 : walkers) * p->segments;
     };
-    if (p->mode == kReread && p->segments > 1) {  // version 6 over a cluster: one that fits, or no launch
-        p->smem = mailbox_bytes(stats_bytes);     // reread_combine's mailbox
+    if (launches_clusters(*p)) {
+        if (p->mode == kReread) p->smem = mailbox_bytes(stats_bytes);  // version 6's reread_combine: the mailbox
         int clusters = 0;
         CUDA_RETURN_IF_ERROR(active_clusters(kernel, *p, &clusters));
-        if (clusters < 1) return cudaErrorInvalidConfiguration;
-        p->grid = grid_of(every_row || rows < clusters * waves ? rows : clusters * waves);
-    } else if (p->mode == kCluster) {
-        int clusters = 0;
-        CUDA_RETURN_IF_ERROR(active_clusters(kernel, *p, &clusters));
-        if (clusters < 1) {
-            if (version == ROWWISE_CLUSTER) return cudaErrorInvalidConfiguration;
-            p->mode = kSplitStats;  // AUTO: the portable way
+        if (clusters >= 1) {
+            p->grid = grid_of(every_row || rows < clusters * waves ? rows : clusters * waves);
+        } else if (version == ROWWISE_CLUSTER || p->mode == kReread) {
+            return cudaErrorInvalidConfiguration;  // version 4 by name, or version 6 (no split form)
         } else {
-            p->grid = grid_of(rows < clusters * waves ? rows : clusters * waves);
+            p->mode = kSplitStats;  // AUTO: the portable way
         }
     }
-    if (p->mode != kCluster && !(p->mode == kReread && p->segments > 1)) {
+    if (!launches_clusters(*p)) {
         int64_t wave = 0;
         CUDA_RETURN_IF_ERROR(course::blocks_per_wave(kernel, p->block, p->smem, &wave));
         const int64_t need = ceil_div(rows, groups);
@@ -1737,7 +1738,7 @@ inline Layout layout_of(const Plan &p, int mode) {
 // or a plain one.
 template <typename... Params, typename... Args>
 cudaError_t launch(void (*kernel)(Params...), const Plan &p, cudaStream_t stream, Args... args) {
-    if (p.mode == kCluster || (p.mode == kReread && p.segments > 1)) {
+    if (launches_clusters(p)) {
         cudaLaunchConfig_t config;
         cudaLaunchAttribute attribute;
         cluster_config(&config, &attribute, p, stream);

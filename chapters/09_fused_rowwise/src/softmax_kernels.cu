@@ -286,9 +286,9 @@ cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const 
     // Rows over several blocks: the next row staged in shared memory (forward) and the mailbox in a cluster, measured
     // best on the H100 (NOTES.md, "Long rows: the switches measured").
     const int defaults = backward ? ROWWISE_FLAG_MAILBOX : ROWWISE_FLAG_MAILBOX | ROWWISE_FLAG_STAGE_NEXT;
-    // Version 6, and its block, for rows too long for a block whose rows in flight fit L2; its kernel for the packs
-    // a step asked (the plan's p.ppt is the same).
-    // The kernels built for clusters (reread_ctx) take a plan of several blocks a row.
+    // Version 6, and its block, for rows too long for a block whose rows in flight fit L2: reread_choice sizes the
+    // block by the occupancy of the plain build for the packs a step asked; the launch takes the build for clusters
+    // where the plan has several blocks a row (tune; reread_ctx).
     const auto reread_kernel = [](int step, bool cluster) {
         return cluster ? reread_pick(step, softmax_reread_kernel<T, 1, true>, softmax_reread_kernel<T, 2, true>,
                                      softmax_reread_kernel<T, 4, true>)

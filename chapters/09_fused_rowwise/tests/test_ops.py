@@ -159,3 +159,5 @@ def test_bad_inputs_on_the_gpu():
     with pytest.raises(ValueError, match="version 6 loads 16-byte packs: x, weight and bias must start"):
         layer_norm(x64, weight, bias, version=6)
     torch.testing.assert_close(layer_norm(x64, weight, bias), torch.nn.functional.layer_norm(x64, (64,), weight, bias))
+    with pytest.raises(ValueError, match=r"tune=\[256, 0, 17\] cannot run this op at this shape"):
+        softmax(x64, version=6, tune=[256, 0, 17])  # version 6 over a cluster: at most 16 blocks a row
