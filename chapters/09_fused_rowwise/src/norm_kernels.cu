@@ -379,7 +379,7 @@ __global__ void __launch_bounds__(1024)
     constexpr int S = Pack<T>::size;
     __shared__ Exchange<St> exchange;
     const Ctx c = reread_ctx<CLUSTER>(n, S);  // this block's rows and its segment of each
-    if constexpr (CLUSTER) open_mailbox<St>(c);
+    if constexpr (CLUSTER) open_mailbox<St, kReread>(c);
     const int64_t packs = (c.seg_end - c.seg_begin) / S;
     const uint64_t keep = l2_keep_policy(), drop = l2_drop_policy();
     const uint4 *weight = w ? reinterpret_cast<const uint4 *>(w + c.seg_begin) : nullptr;
@@ -424,7 +424,7 @@ __global__ void __launch_bounds__(1024)
     constexpr int S = Pack<T>::size;
     __shared__ Exchange<St> exchange;
     const Ctx c = reread_ctx<CLUSTER>(n, S);  // this block's rows and its segment of each
-    if constexpr (CLUSTER) open_mailbox<St>(c);
+    if constexpr (CLUSTER) open_mailbox<St, kReread>(c);
     const int64_t packs = (c.seg_end - c.seg_begin) / S;
     const uint64_t keep = l2_keep_policy(), drop = l2_drop_policy();
     const uint4 *weight = w ? reinterpret_cast<const uint4 *>(w + c.seg_begin) : nullptr;

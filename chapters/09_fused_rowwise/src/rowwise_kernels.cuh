@@ -1017,11 +1017,15 @@ __device__ inline void stage_first(const T *__restrict__ x, int64_t rows, const 
 }
 
 // MAILBOX: set up this block's two mbarriers (every thread arrives on them, and the parts' bytes), before any block
-// of the cluster sends. Call from every thread of a kernel for rows over several blocks, before the rows.
-template <typename S>
+// of the cluster sends. Call from every thread of a kernel for rows over several blocks, before the rows. MODE: the
+// row layout that has a mailbox in this kernel (version 4's kCluster; version 6's cluster build, kReread). One mode a
+// build, not a test of both: the second test changed the register allocation of the float32 LayerNorm backward
+// capped at 80 registers (24 bytes spilled) and cost it 16 points of the copy at 4096 x 32768 (NOTES.md, "Nineteenth
+// pass").
+template <typename S, int MODE = kCluster>
 __device__ inline void open_mailbox(const Ctx &c) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    if ((c.mode != kCluster && c.mode != kReread) || !(c.flags & ROWWISE_FLAG_MAILBOX)) return;
+    if (c.mode != MODE || !(c.flags & ROWWISE_FLAG_MAILBOX)) return;
     Mailbox<S> &box = mailbox<S>();
     if (threadIdx.x == 0) {
         for (int p = 0; p < 2; ++p)
