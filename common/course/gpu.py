@@ -21,12 +21,17 @@ def gpu_skip_reason() -> str:
     return "" if gpu_available() else NO_GPU_REASON
 
 
+def find_cuda_tool(name: str) -> str | None:
+    """A program of the CUDA toolkit (nvcc, cuobjdump, ...) from CUDA_HOME when set, else from PATH."""
+    cuda_home = os.environ.get("CUDA_HOME")
+    if cuda_home and os.path.exists(os.path.join(cuda_home, "bin", name)):
+        return os.path.join(cuda_home, "bin", name)
+    return shutil.which(name)
+
+
 def find_nvcc() -> str | None:
     """nvcc from CUDA_HOME when set, else from PATH."""
-    cuda_home = os.environ.get("CUDA_HOME")
-    if cuda_home and os.path.exists(os.path.join(cuda_home, "bin", "nvcc")):
-        return os.path.join(cuda_home, "bin", "nvcc")
-    return shutil.which("nvcc")
+    return find_cuda_tool("nvcc")
 
 
 NO_NVCC_REASON = (

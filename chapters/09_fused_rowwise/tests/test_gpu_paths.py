@@ -169,24 +169,27 @@ def test_reread_every_dtype(op, n, dtype, small):
     x = inputs((rows_for(n, small), n), dtype, "cuda", scale=3.0)
     w, b = params(n, dtype, "cuda")
     assert describe(x, op, version=6).startswith("reread: a ")
+    check_reread(op, x, w, b)
+
+
+def check_reread(op, x, w, b, tune=()):
+    """Version 6 (with `tune`) against float64: every element written (poisoned output), the saved mean and rstd.
+    Returns the op's outputs."""
+    out = poisoned_call(lambda: _forward(op, x, w, b, 6, list(tune)), x)
+    args = {"softmax": (), "layer_norm": (w, b, 1e-5), "rms_norm": (w, 1e-5)}[op]
+    rtol, atol = TOL[x.dtype]
+    expected = reference(op, x, *args)
+    torch.testing.assert_close(out[0].double().cpu(), expected, rtol=rtol, atol=atol * (4 if op != "softmax" else 1))
     x64 = x.cpu().double()
-    stat_rtol = 1e-5 if dtype != torch.float64 else 1e-12
-    if op == "softmax":
-        y = poisoned_call(lambda: softmax(x, version=6), x)
-        expected = reference("softmax", x)
-    elif op == "layer_norm":
-        y, mean, rstd = poisoned_call(lambda: torch.ops.rowwise.layer_norm(x, w, b, 1e-5, 6, []), x)
-        expected = reference("layer_norm", x, w, b, 1e-5)
-        torch.testing.assert_close(mean.cpu().double(), x64.mean(-1), rtol=stat_rtol, atol=stat_rtol)
+    stat_rtol = 1e-5 if x.dtype != torch.float64 else 1e-12
+    if op == "layer_norm":
+        torch.testing.assert_close(out[1].cpu().double(), x64.mean(-1), rtol=stat_rtol, atol=stat_rtol)
         want = 1 / (x64.var(-1, unbiased=False) + 1e-5).sqrt()
-        torch.testing.assert_close(rstd.cpu().double(), want, rtol=stat_rtol, atol=0)
-    else:
-        y, rstd = poisoned_call(lambda: torch.ops.rowwise.rms_norm(x, w, 1e-5, 6, []), x)
-        expected = reference("rms_norm", x, w, 1e-5)
+        torch.testing.assert_close(out[2].cpu().double(), want, rtol=stat_rtol, atol=0)
+    elif op == "rms_norm":
         want = 1 / ((x64 * x64).mean(-1) + 1e-5).sqrt()
-        torch.testing.assert_close(rstd.cpu().double(), want, rtol=stat_rtol, atol=0)
-    rtol, atol = TOL[dtype]
-    torch.testing.assert_close(y.double().cpu(), expected, rtol=rtol, atol=atol * (4 if op != "softmax" else 1))
+        torch.testing.assert_close(out[1].cpu().double(), want, rtol=stat_rtol, atol=0)
+    return out
 
 
 @pytest.mark.parametrize("tune", [[0, 1, 0], [0, 2, 0], [1024, 1, 0, 1], [1024, 2, 0, 1], [1024, 4, 0, 1]])
@@ -217,35 +220,12 @@ def test_reread_over_a_cluster(op, blocks, dtype, small):
     for n in (8, 12296) if small else (8, 12296, 1 << 18):
         rows = 5 if small else rows_for(n, small)  # under the sanitizers, few clusters
         x = inputs((rows, n), dtype, "cuda", scale=3.0) + 5.0  # a mean far from 0 for the merge
-        check_over_a_cluster(op, x, [256, 0, blocks])
-
-
-def check_over_a_cluster(op, x, tune):
-    n = x.shape[-1]
-    w, b = params(n, x.dtype, "cuda")
-    assert describe(x, op, version=6, tune=tune).startswith(f"reread: a cluster of {tune[2]} 256-thread blocks")
-    if op == "softmax":
-        args, expected = (x,), reference("softmax", x)
-    elif op == "layer_norm":
-        args, expected = (x, w, b, 1e-5), reference("layer_norm", x, w, b, 1e-5)
-    else:
-        args, expected = (x, w, 1e-5), reference("rms_norm", x, w, 1e-5)
-    run = getattr(torch.ops.rowwise, op)
-    out = poisoned_call(lambda: run(*args, 6, tune), x)
-    out = out if isinstance(out, tuple) else (out,)
-    rtol, atol = TOL[x.dtype]
-    torch.testing.assert_close(out[0].double().cpu(), expected, rtol=rtol, atol=atol * (4 if op != "softmax" else 1))
-    x64 = x.cpu().double()
-    stat_rtol = 1e-5  # float32 and bfloat16 rows (float32 statistics)
-    if op == "layer_norm":
-        torch.testing.assert_close(out[1].cpu().double(), x64.mean(-1), rtol=stat_rtol, atol=stat_rtol)
-    if op != "softmax":
-        centered = x64 - x64.mean(-1, keepdim=True) if op == "layer_norm" else x64
-        want = 1 / (centered.pow(2).mean(-1) + 1e-5).sqrt()
-        torch.testing.assert_close(out[-1].cpu().double(), want, rtol=stat_rtol, atol=0)
-    again = run(*args, 6, tune)
-    again = again if isinstance(again, tuple) else (again,)
-    assert all(torch.equal(a, b) for a, b in zip(out, again)), "two runs gave different bits"
+        w, b = params(n, dtype, "cuda")
+        tune = [256, 0, blocks]
+        assert describe(x, op, version=6, tune=tune).startswith(f"reread: a cluster of {blocks} 256-thread blocks")
+        out = check_reread(op, x, w, b, tune)
+        again = _forward(op, x, w, b, 6, tune)
+        assert all(torch.equal(p, q) for p, q in zip(out, again)), "two runs gave different bits"
 
 
 def test_reread_without_a_weight_with_gradients_and_tuned_blocks():

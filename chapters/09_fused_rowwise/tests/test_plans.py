@@ -6,13 +6,12 @@ spill (where the toolkit has cuobjdump)."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from course.gpu import find_cuda_tool
 
 CHECK = Path(__file__).resolve().parents[1] / "build" / "plan_check"
 
@@ -24,22 +23,13 @@ def test_every_plan_covers_its_row():
     assert "0 break a promise" in done.stdout
 
 
-def cuobjdump() -> str | None:
-    """The toolkit's cuobjdump (on PATH or under CUDA_HOME), or None: the CPU machine's toolkit may not have it."""
-    found = shutil.which("cuobjdump")
-    if found:
-        return found
-    tool = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")) / "bin" / "cuobjdump"
-    return str(tool) if tool.exists() else None
-
-
 def test_register_capped_kernels_do_not_spill():
     """The kernels built under a register cap (__maxnreg__: the switched forwards, the capped backwards) keep every
     value in registers, as the cap was chosen for: a spill is a slow kernel that still passes every other test. It
     happened once without any change to those kernels: a test added to a helper they share moved the float32
     LayerNorm backward at 80 registers to a 24-byte spill, 19 % slower at 4096 x 32768 (NOTES.md, "Nineteenth
     pass"). Reads each kernel's resource usage from the built extension with `cuobjdump -res-usage`."""
-    tool = cuobjdump()
+    tool = find_cuda_tool("cuobjdump")
     if tool is None:
         pytest.skip("no cuobjdump on this machine (CUDA_HOME/bin or PATH)")
     libraries = sorted((CHECK.parents[1] / "rowwise").glob("_C*.so"))
