@@ -24,8 +24,10 @@
  *     Both (and the softmax's) also run a row over a cluster of blocks, each block walking its segment (reread_ctx):
  *     16-bit LayerNorm rows too long for a block per row to keep in L2 (kRereadSegmentBytes).
  * Weight and bias: the forward reads them pack by pack for each row where it uses them (L1 hits), so that a thread
- * holds fewer registers; the backward of rows split over blocks holds the weight over the rows. A missing weight
- * reads as ones and a missing bias as zeros: one code path.
+ * holds fewer registers, except rows of 8 packs a thread over blocks, which keep them in shared memory (HOLD_PARAMS:
+ * a block's segment of both is 128 KB in float32, more than L1 keeps beside the staged rows); the backward of rows
+ * split over blocks holds the weight over the rows. A missing weight reads as ones and a missing bias as zeros: one
+ * code path.
  */
 #include <cuda_runtime.h>
 
@@ -63,6 +65,10 @@ __device__ __forceinline__ void norm_forward(const T *__restrict__ x, const T *_
         open_mailbox<St>(c);
         stage_first<St, Sl>(x, rows, c, count);
     }
+    // HOLD_PARAMS (the kernels of 8 packs a thread only: no register cap to move): each thread copies its packs of
+    // the weight (and of the bias, where the host found room: kHoldBias) into its own slots of shared memory once,
+    // and write_row reads them from there. Its own slots: no barrier, as for the staged rows.
+    constexpr bool kCanHold = EXP && LAYOUT == kPacks && PPT * sizeof(Pack<T>) > 64;
     // This thread's columns of the weight and bias, read pack by pack for each row where they are used (L1 hits;
     // write_row below), not held over the rows (32 registers more for 4 bf16 packs of each). A missing
     // weight reads as ones and a missing bias as zeros, so that every row takes the same instructions,
@@ -77,6 +83,21 @@ __device__ __forceinline__ void norm_forward(const T *__restrict__ x, const T *_
             Bits<T>::put(p.w[k], fill);
         }
     };
+    if constexpr (kCanHold) {
+        if (c.flags & ROWWISE_FLAG_HOLD_PARAMS) {
+            Sl wv, bv;
+#pragma unroll
+            for (int k = 0; k < Sl::K; ++k) {
+                if (!Sl::any(count, k)) continue;
+                param_pack(wv, w, A(1), k);
+                *held_slot<St, PPT>(c, 0, k) = make_uint4(wv.w[k][0], wv.w[k][1], wv.w[k][2], wv.w[k][3]);
+                if (!RMS && (c.flags & kHoldBias)) {
+                    param_pack(bv, b, A(0), k);
+                    *held_slot<St, PPT>(c, 1, k) = make_uint4(bv.w[k][0], bv.w[k][1], bv.w[k][2], bv.w[k][3]);
+                }
+            }
+        }
+    }
     // y = ((x - mean) rstd + offset) w + b, widened again from the words and written pack by pack; mean and rstd
     // saved for the backward (offset: below, the correction of LayerNorm's two-pass mean; elsewhere zero).
     auto write_row = [&](Sl &v, int64_t row, A mean, A rstd, A offset, A saved_mean) {
@@ -90,8 +111,21 @@ __device__ __forceinline__ void norm_forward(const T *__restrict__ x, const T *_
 #pragma unroll
         for (int k = 0; k < Sl::K; ++k) {
             if (!Sl::any(count, k)) continue;
-            param_pack(wv, wl, A(1), k);
-            if (!RMS) param_pack(bv, bl, A(0), k);
+            bool held = false;
+            if constexpr (kCanHold) held = (c.flags & ROWWISE_FLAG_HOLD_PARAMS) != 0;
+            if (held) {
+                const uint4 qw = *held_slot<St, PPT>(c, 0, k);
+                wv.w[k][0] = qw.x, wv.w[k][1] = qw.y, wv.w[k][2] = qw.z, wv.w[k][3] = qw.w;
+                if (!RMS && (c.flags & kHoldBias)) {
+                    const uint4 qb = *held_slot<St, PPT>(c, 1, k);
+                    bv.w[k][0] = qb.x, bv.w[k][1] = qb.y, bv.w[k][2] = qb.z, bv.w[k][3] = qb.w;
+                } else if (!RMS) {
+                    param_pack(bv, bl, A(0), k);
+                }
+            } else {
+                param_pack(wv, wl, A(1), k);
+                if (!RMS) param_pack(bv, bl, A(0), k);
+            }
             A out[Sl::S];
 #pragma unroll
             for (int j = 0; j < Sl::S; ++j) {
@@ -137,6 +171,7 @@ __device__ __forceinline__ void norm_forward(const T *__restrict__ x, const T *_
                 RW_EACH(Sl::K, Sl::S) {
                     if (Sl::valid(count, k, j)) s.v[0] += v.get(k, j);
                 }
+                if constexpr (kCanHold) stage_next_after<St, Sl>(x, row, rows, c, count, s.v[0]);
             }
             const A mean = reduce_group(s, c, exchange_sum, parity).v[0] / held;
             Sum2 q = Sum2::empty();  // v[0]: sum of (x - mean)^2, v[1]: sum of (x - mean)
@@ -565,9 +600,19 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     // The forward also stages the next row where that measured faster on the H100 (NOTES.md, "Sixth pass"): RMSNorm
     // unless its two staged segments take more than 64 KB of shared memory a block (float32 at 2^18: 128 KB, slower),
     // LayerNorm in blocks of 512 threads only (2^18; in blocks of 128 at 4096 x 32768 it was 2-3 % slower).
+    // Rows of 8 packs a thread also hold the weight (and LayerNorm's bias) in shared memory (HOLD_PARAMS), and
+    // RMSNorm then stages its rows at every size; LayerNorm's staged rows take one set of slots where two and both
+    // vectors do not fit (size_plan). H100, % of the copy (NOTES.md, "Twentieth pass"): RMSNorm float32 rows of 2^18
+    // 81 -> 93, 2^17 87 -> 94, 2^16 90 -> 93, bfloat16 2^18 83 -> 89; LayerNorm float32 2^18 69 -> 85, 2^17 76 -> 90,
+    // 2^16 81 -> 83. (bfloat16 LayerNorm rows this long take version 6.)
     if (!backward && p.flags && !(tuning && tuning->flags)) {
         if (RMS ? staged_bytes(p) <= 64 * 1024 : p.block >= kMaxThreads) p.flags |= ROWWISE_FLAG_STAGE_NEXT;
+        if (p.ppt == 8 && (RMS || sizeof(T) == 4)) {
+            p.flags |= ROWWISE_FLAG_HOLD_PARAMS;
+            if (RMS) p.flags |= ROWWISE_FLAG_STAGE_NEXT;
+        }
     }
+    if (p.flags & ROWWISE_FLAG_HOLD_PARAMS) p.held = RMS ? 1 : 2;  // size_plan keeps those that fit
     const T *x = static_cast<const T *>(a->x), *w = static_cast<const T *>(a->w);
     A *mean = static_cast<A *>(a->mean), *rstd = static_cast<A *>(a->rstd);
     if (!backward) {

@@ -53,20 +53,24 @@ typedef struct {
 } rowwise_tuning;
 
 /* The switches for rows longer than a block (tuning.flags). Rows over a cluster take them by default (flags 0: the
- * mailbox, plus staged rows for the softmax forward and the L2 prefetch for the norms'; NOTES.md, "Long rows: the
- * switches measured"); 16 runs the kernels without them, which stay as they were. They take separately built kernels
- * (16-byte rows over several blocks, bfloat16 and float32). Whole rows ignore them; none changes a result's bits; a
- * switch that does not apply to a launch is dropped from its plan (rowwise_describe names those kept). */
+ * mailbox, plus staged rows for the softmax forward, the L2 prefetch for the norms', and held weights where the norms
+ * take 8 packs a thread; NOTES.md, "Long rows: the switches measured", "Twentieth pass"); 16 runs the kernels without
+ * them, which stay as they were. They take separately built kernels (16-byte rows over several blocks, bfloat16 and
+ * float32). Whole rows ignore them; none changes a result's bits; a switch that does not apply to a launch is dropped
+ * from its plan (rowwise_describe names those kept). */
 enum {
-    ROWWISE_FLAG_PREFETCH_L2 = 1, /* each block asks L2 for its segment of its next row before this row's reductions */
-    ROWWISE_FLAG_STAGE_NEXT = 2,  /* forward: each thread copies its packs of the next row into shared memory
-                                     (cp.async) before this row's reductions, and reads them from there */
-    ROWWISE_FLAG_MAILBOX = 4,     /* version 4: each block sends its part to every block of the cluster (st.async,
-                                     mbarrier) instead of a cluster barrier and reads of the others' shared memory */
-    ROWWISE_FLAG_REBUILT = 8,     /* nothing more than the kernels built for these switches, which any flag takes:
-                                     their norm forwards read the weight and bias per row (L1), as for whole rows,
-                                     instead of holding them in registers (no spill); 8 alone measures just that */
-    ROWWISE_FLAG_ALL = 15,
+    ROWWISE_FLAG_PREFETCH_L2 = 1,  /* each block asks L2 for its segment of its next row before this row's reductions */
+    ROWWISE_FLAG_STAGE_NEXT = 2,   /* forward: each thread copies its packs of the next row into shared memory
+                                      (cp.async) before this row's reductions, and reads them from there */
+    ROWWISE_FLAG_MAILBOX = 4,      /* version 4: each block sends its part to every block of the cluster (st.async,
+                                      mbarrier) instead of a cluster barrier and reads of the others' shared memory */
+    ROWWISE_FLAG_REBUILT = 8,      /* nothing more than the kernels built for these switches, which any flag takes:
+                                      their norm forwards read the weight and bias per row (L1), as for whole rows,
+                                      instead of holding them in registers (no spill); 8 alone measures just that */
+    ROWWISE_FLAG_HOLD_PARAMS = 32, /* norm forwards of 8 packs a thread: each thread keeps its packs of the weight
+                                      (and the bias, where there is room) in shared memory, read once, not every row;
+                                      LayerNorm's staged rows then take one set of slots where two do not fit */
+    ROWWISE_FLAG_ALL = 47,
     ROWWISE_FLAG_NONE = 16 /* none of them: the kernels before the switches (0 means the op's defaults) */
 };
 

@@ -83,10 +83,11 @@ void check_version(int64_t version, c10::IntArrayRef tune) {
     for (const int64_t value : tune)
         TORCH_CHECK_VALUE(value >= 0 && value <= INT32_MAX, "tune's numbers must be between 0 and 2^31 - 1, got ",
                           tune);
-    TORCH_CHECK_VALUE(tune.size() < 5 || tune[4] <= ROWWISE_FLAG_ALL || tune[4] == ROWWISE_FLAG_NONE,
-                      "tune's flags (its 5th number) must be 0 (the op's defaults), 16 (none) or a sum of 1 (L2 "
-                      "prefetch), 2 (staged rows), 4 (mailbox) and 8 (rebuilt kernels), got ",
-                      tune[4]);
+    TORCH_CHECK_VALUE(
+        tune.size() < 5 || (tune[4] & ~(int64_t)ROWWISE_FLAG_ALL) == 0 || tune[4] == ROWWISE_FLAG_NONE,
+        "tune's flags (its 5th number) must be 0 (the op's defaults), 16 (none) or a sum of 1 (L2 "
+        "prefetch), 2 (staged rows), 4 (mailbox), 8 (rebuilt kernels) and 32 (held weight and bias), got ",
+        tune[4]);
 }
 
 // One check per op, the first call of its CPU and of its CUDA implementation; each returns (rows, n).

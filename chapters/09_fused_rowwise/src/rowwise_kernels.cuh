@@ -893,6 +893,11 @@ __device__ inline void reread_finish(const Ctx &c) {
 //                with st.async, which counts its bytes on rank r's mbarrier; every thread arrives there too and
 //                waits, then reads the C parts from its own shared memory. No fence, no cluster barrier per row.
 
+// HOLD_PARAMS where the bias is held too (the host sets it in a plan's flags where shared memory has room for it).
+constexpr int kHoldBias = 1 << 16;
+// STAGE_NEXT in one set of slots, not two, where two and the held weight and bias do not fit (the host sets it).
+constexpr int kStageOneSet = 1 << 17;
+
 // MAILBOX: the parts the cluster's blocks sent for a row, by rank, and the mbarrier that counts them in (with this
 // block's threads), double-buffered as Exchange. It lives at the start of the dynamic shared memory of the kernels
 // built for the switches (EXP; mailbox_bytes() there, before the staged rows or the column sums), not in Exchange:
@@ -933,17 +938,28 @@ struct Staging<Slice<T, PPT, LAYOUT>> {
     }
     // cp.async of this thread's packs of `row` (as Slice::load reads them) into its slots of set `parity`.
     __device__ static void copy_async(const T *row, const Ctx &c, int count, uint4 *stage, int parity) {
+        copy<false>(row, c, count, stage, parity, 0.f);
+    }
+    // The same, kStageOneSet's: `after` is a value computed from every word this thread read from these slots, an
+    // operand of the copies (no instruction of its own), so that they cannot start before those reads are done.
+    __device__ static void copy_async_after(const T *row, const Ctx &c, int count, uint4 *stage, float after) {
+        copy<true>(row, c, count, stage, 0, after);
+    }
+    template <bool AFTER>
+    __device__ static void copy(const T *row, const Ctx &c, int count, uint4 *stage, int parity, float after) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 #pragma unroll
         for (int k = 0; k < PPT; ++k) {
             if (k >= count) continue;
             const uint32_t to = (uint32_t)__cvta_generic_to_shared(slot(stage, parity, k));
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to),
-                         "l"(__cvta_generic_to_global(row + Slice<T, PPT, LAYOUT>::column(c, k, 0)))
-                         : "memory");
+            const auto from = __cvta_generic_to_global(row + Slice<T, PPT, LAYOUT>::column(c, k, 0));
+            if constexpr (AFTER)
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(from), "f"(after) : "memory");
+            else
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(to), "l"(from) : "memory");
         }
 #else
-        (void)row, (void)c, (void)count, (void)stage, (void)parity;
+        (void)row, (void)c, (void)count, (void)stage, (void)parity, (void)after;
 #endif
     }
     // Waits for this thread's copies, then reads its slots of set `parity` into v (zeros past `count`, as
@@ -996,6 +1012,10 @@ __device__ inline void load_row(Sl &v, const T *__restrict__ x, int64_t row, int
     if constexpr (Staging<Sl>::kApplies) {
         if (c.flags & ROWWISE_FLAG_STAGE_NEXT) {
             uint4 *stage = after_mailbox<St>();
+            if (c.flags & kStageOneSet) {  // one set: the caller copies the next row once it has used this one
+                Staging<Sl>::read(v, count, stage, 0);
+                return;
+            }
             Staging<Sl>::read(v, count, stage, parity);
             const int64_t next = row + c.slots * c.R;
             if (next < rows) Staging<Sl>::copy_async(x + next * c.n, c, count, stage, parity ^ 1);
@@ -1004,6 +1024,26 @@ __device__ inline void load_row(Sl &v, const T *__restrict__ x, int64_t row, int
     }
     v.load(x + row * c.n, c, count);
     prefetch_next<Sl>(x, row, rows, c);
+}
+
+// HOLD_PARAMS: this thread's slot for pack k of held vector v (0: the weight, 1: the bias), after the staged rows.
+template <typename St, int PPT>
+__device__ inline uint4 *held_slot(const Ctx &c, int v, int k) {
+    const int sets = !(c.flags & ROWWISE_FLAG_STAGE_NEXT) ? 0 : (c.flags & kStageOneSet) ? 1 : 2;
+    uint4 *base = after_mailbox<St>() + sets * PPT * blockDim.x;
+    return base + (v * PPT + k) * blockDim.x + threadIdx.x;
+}
+
+// STAGE_NEXT in one set of slots (kStageOneSet): the copy of the next row into the slots this row was read from,
+// issued after `used`, a value computed from every word of this row (so after the reads of the slots).
+template <typename St, typename Sl, typename T>
+__device__ inline void stage_next_after(const T *__restrict__ x, int64_t row, int64_t rows, const Ctx &c, int count,
+                                        float used) {
+    if constexpr (Staging<Sl>::kApplies) {
+        const int64_t next = row + c.slots * c.R;
+        if ((c.flags & ROWWISE_FLAG_STAGE_NEXT) && (c.flags & kStageOneSet) && next < rows)
+            Staging<Sl>::copy_async_after(x + next * c.n, c, count, after_mailbox<St>(), used);
+    }
 }
 
 // STAGE_NEXT: the copy of the block's first row, before the rows (load_row reads every row from shared memory).
@@ -1306,6 +1346,7 @@ struct Plan {
     int64_t table = 0;         // kBody: the weight's table of shifted copies, one copy's length; 0: none (plan_table)
     size_t table_bytes = 0;    // the table's bytes in the workspace
     int registers = 0;         // a kernel capped at fewer registers than its block size allows (norms: capped_backward)
+    int held = 0;              // HOLD_PARAMS: the vectors each thread holds in shared memory (weight, bias)
 };
 
 inline int64_t ceil_div(int64_t a, int64_t b) {
@@ -1588,7 +1629,8 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
     // The experimental switches that apply (rowwise.h): rows over several blocks in 16-byte packs; staged rows in the
     // forward only. A plan with any takes the kernels built for them (pick_experimental_*), which REBUILT names.
     if (p->packed != kPacks) p->flags = 0;
-    if (backward) p->flags &= ~ROWWISE_FLAG_STAGE_NEXT;
+    if (backward) p->flags &= ~(ROWWISE_FLAG_STAGE_NEXT | ROWWISE_FLAG_HOLD_PARAMS);
+    if (ppt != 8) p->flags &= ~ROWWISE_FLAG_HOLD_PARAMS;
     if (p->flags) p->flags |= ROWWISE_FLAG_REBUILT;
     return true;
 }
@@ -1675,6 +1717,23 @@ inline size_t staged_bytes(const Plan &p) {
     return 2 * (size_t)p.block * p.ppt * course::kPackBytes;
 }
 
+// The dynamic shared memory a block of `kernel` may have on this device: the opt-in limit less its static memory.
+template <typename Kernel>
+cudaError_t shared_room(Kernel kernel, size_t *room) {
+    int64_t value = 0;
+    CUDA_RETURN_IF_ERROR(remembered(kernel, -1, 0, 0, &value, [&](int64_t *answer) {
+        int device = 0, optin = 0;
+        cudaFuncAttributes attributes;
+        CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
+        CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+        CUDA_RETURN_IF_ERROR(cudaFuncGetAttributes(&attributes, kernel));
+        *answer = optin > (int)attributes.sharedSizeBytes ? optin - (int64_t)attributes.sharedSizeBytes : 0;
+        return cudaSuccess;
+    }));
+    *room = (size_t)value;
+    return cudaSuccess;
+}
+
 // Grid size, shared memory and workspace of a plan whose row layout shape_plan chose. A cluster plan that the GPU
 // cannot hold (no cluster of that size fits) becomes a split plan when the version was left to choose (AUTO).
 // backward_smem_per_thread: the dynamic shared memory a backward block needs per thread (the norms keep each thread's
@@ -1687,6 +1746,22 @@ cudaError_t size_plan(Kernel kernel, int version, int backward, int64_t rows, in
     if (p->flags) {  // an EXP kernel (shape_plan): its mailbox first, then two sets of each thread's packs if staged
         p->smem += mailbox_bytes(stats_bytes);
         if (p->flags & ROWWISE_FLAG_STAGE_NEXT) p->smem += staged_bytes(*p);
+        if (p->flags & ROWWISE_FLAG_HOLD_PARAMS) {  // the weight, and the bias where there is room for it too
+            const size_t vector = (size_t)p->block * p->ppt * course::kPackBytes;
+            size_t room = 0;
+            CUDA_RETURN_IF_ERROR(shared_room(kernel, &room));
+            // Staged rows in one set of slots, not two, where that makes room for both vectors (LayerNorm).
+            if (p->held == 2 && (p->flags & ROWWISE_FLAG_STAGE_NEXT) && p->smem + 2 * vector > room &&
+                p->smem - staged_bytes(*p) / 2 + 2 * vector <= room) {
+                p->smem -= staged_bytes(*p) / 2;
+                p->flags |= kStageOneSet;
+            }
+            const int fit = room > p->smem ? (int)((room - p->smem) / vector) : 0;
+            if (p->held > fit) p->held = fit;
+            if (p->held == 0) p->flags &= ~ROWWISE_FLAG_HOLD_PARAMS;
+            if (p->held == 2) p->flags |= kHoldBias;
+            p->smem += (size_t)p->held * vector;
+        }
         CUDA_RETURN_IF_ERROR(allow_shared(kernel, p->smem));
     }
     const int64_t waves = p->waves > 0 ? p->waves : backward ? kBackwardWaves : kForwardWaves;
@@ -1859,10 +1934,15 @@ inline void describe(const Plan &p, char *text, size_t bytes) {
              (long long)p.grid);
     if (p.flags) {  // the switches the launch takes (rowwise.h, ROWWISE_FLAG_*)
         const size_t used = strlen(text);
-        snprintf(text + used, bytes > used ? bytes - used : 0, "; switches:%s%s%s%s",
+        snprintf(text + used, bytes > used ? bytes - used : 0, "; switches:%s%s%s%s%s",
                  p.flags & ROWWISE_FLAG_PREFETCH_L2 ? " L2 prefetch" : "",
-                 p.flags & ROWWISE_FLAG_STAGE_NEXT ? " staged rows" : "",
-                 p.flags & ROWWISE_FLAG_MAILBOX ? " mailbox" : "", p.flags & ROWWISE_FLAG_REBUILT ? " rebuilt" : "");
+                 !(p.flags & ROWWISE_FLAG_STAGE_NEXT) ? ""
+                 : p.flags & kStageOneSet             ? " staged rows (one set)"
+                                                      : " staged rows",
+                 p.flags & ROWWISE_FLAG_MAILBOX ? " mailbox" : "", p.flags & ROWWISE_FLAG_REBUILT ? " rebuilt" : "",
+                 !(p.flags & ROWWISE_FLAG_HOLD_PARAMS) ? ""
+                 : p.flags & kHoldBias                 ? " held weight and bias"
+                                                       : " held weight");
     }
     if (p.registers) {  // a kernel of fewer registers, for more blocks an SM
         const size_t used = strlen(text);

@@ -351,6 +351,47 @@ def test_experimental_switches_keep_the_bits(op, dtype, flags):
                 torch.testing.assert_close(g, e, rtol=tol, atol=tol * e.abs().max().item())
 
 
+@pytest.mark.parametrize("flags", [32, 36, 39, 47])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("op", ["layer_norm", "rms_norm"])
+def test_held_weight_and_bias_keep_the_bits(op, dtype, flags):
+    """HOLD_PARAMS (32): forwards of 8 packs a thread read the weight and bias from shared memory, alone or with
+    staged rows (LayerNorm's then in one set of slots), with and without each vector: the same bits as the kernels
+    without the switches, in versions 4 and 5, walking rows (waves=1) or one row a block; the last block's segment is
+    shorter than the others."""
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("thread-block clusters need compute capability 9.0")
+    S = 4 if dtype == torch.float32 else 8
+    n = 7 * 512 * 8 * S - 40 * S  # 7 blocks of 512 threads x 8 packs a row, the last 5 packs short
+    x = inputs((37, n), dtype, "cuda", scale=2.0)
+    w, b = params(n, dtype, "cuda")
+    for weight, bias in ((w, b), (None, b), (w, None), (None, None)):
+        for version in (4, 5):
+            for waves in (1, 1000):
+                plain, held = [512, 8, 7, waves, 16], [512, 8, 7, waves, flags]
+                text = describe(x, op, version=version, tune=held)
+                assert "held weight" in text, text
+                if op == "layer_norm" and flags & 2:  # two sets of staged rows and both vectors: over 227 KB
+                    assert "held weight and bias" in text and "staged rows (one set)" in text, text
+                want = _forward(op, x, weight, bias, version, plain)
+                got = _forward(op, x, weight, bias, version, held)
+                for g, e in zip(got, want):
+                    torch.testing.assert_close(g, e, rtol=0, atol=0)
+
+
+def test_long_norm_rows_hold_their_weights_by_default():
+    """The defaults for rows of 8 packs a thread (norm_run): both norms hold the weight, LayerNorm its bias too (its
+    staged rows in one set at 512 threads), RMSNorm stages its rows."""
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("thread-block clusters need compute capability 9.0")
+    x = torch.empty(2, 1 << 18, device="cuda")
+    text = describe(x, "layer_norm")
+    assert "held weight and bias" in text and "staged rows (one set)" in text, text
+    text = describe(x, "rms_norm")
+    assert "held weight" in text and "staged rows" in text, text
+    assert "held" not in describe(x, "softmax")
+
+
 def test_shared_memory_allowance_is_never_lowered():
     """A kernel's dynamic shared memory allowance is raised for a large plan and must stay raised: lowered for a
     smaller plan of the same kernel, a later launch of the large size (remembered as allowed) failed with
