@@ -111,11 +111,13 @@ __device__ __forceinline__ void norm_forward(const T *__restrict__ x, const T *_
 #pragma unroll
         for (int k = 0; k < Sl::K; ++k) {
             if (!Sl::any(count, k)) continue;
-            bool held = false;
-            if constexpr (kCanHold) held = (c.flags & ROWWISE_FLAG_HOLD_PARAMS) != 0;
-            if (held) {
-                const uint4 qw = *held_slot<St, PPT>(c, 0, k);
-                wv.w[k][0] = qw.x, wv.w[k][1] = qw.y, wv.w[k][2] = qw.z, wv.w[k][3] = qw.w;
+            if constexpr (kCanHold) {
+                if (c.flags & ROWWISE_FLAG_HOLD_PARAMS) {
+                    const uint4 qw = *held_slot<St, PPT>(c, 0, k);
+                    wv.w[k][0] = qw.x, wv.w[k][1] = qw.y, wv.w[k][2] = qw.z, wv.w[k][3] = qw.w;
+                } else {
+                    param_pack(wv, wl, A(1), k);
+                }
                 if (!RMS && (c.flags & kHoldBias)) {
                     const uint4 qb = *held_slot<St, PPT>(c, 1, k);
                     bv.w[k][0] = qb.x, bv.w[k][1] = qb.y, bv.w[k][2] = qb.z, bv.w[k][3] = qb.w;
@@ -159,7 +161,16 @@ __device__ __forceinline__ void norm_forward(const T *__restrict__ x, const T *_
             Sl v;
             if (!WHOLE && c.mode == kSplitApply) {  // no reduction here: the first launch left every segment's part
                 if (!active) return;
-                load_row<St>(v, x, row, rows, c, count, parity);
+                load_row<St, Sl, T, kCanHold>(v, x, row, rows, c, count, parity);
+                if constexpr (kCanHold) {  // one set of staged rows: the next row's copy once this one is read
+                    if (c.flags & kStageOneSet) {
+                        A used = A(0);
+                        RW_EACH(Sl::K, Sl::S) {
+                            if (Sl::valid(count, k, j)) used += v.get(k, j);
+                        }
+                        stage_next_after<St, Sl>(x, row, rows, c, count, used);
+                    }
+                }
                 St total = stats[row * c.C];
                 for (int r = 1; r < c.C; ++r) total = merge(total, stats[row * c.C + r]);
                 write_row(v, row, total.mean, rsqrt_acc(total.m2 / A(n) + eps), A(0), total.mean);
@@ -167,7 +178,7 @@ __device__ __forceinline__ void norm_forward(const T *__restrict__ x, const T *_
             }
             Sum1 s = Sum1::empty();
             if (active) {
-                load_row<St>(v, x, row, rows, c, count, parity);
+                load_row<St, Sl, T, kCanHold>(v, x, row, rows, c, count, parity);
                 RW_EACH(Sl::K, Sl::S) {
                     if (Sl::valid(count, k, j)) s.v[0] += v.get(k, j);
                 }
@@ -204,7 +215,8 @@ __device__ __forceinline__ void norm_forward(const T *__restrict__ x, const T *_
         for_each_row(c, rows, [&](int64_t row, bool active, int parity) {
             Sl v;
             process_row<WHOLE, St>(
-                c, row, active, parity, exchange, stats, [&] { load_row<St>(v, x, row, rows, c, count, parity); },
+                c, row, active, parity, exchange, stats,
+                [&] { load_row<St, Sl, T, kCanHold>(v, x, row, rows, c, count, parity); },
                 [&] {
                     St s = St::empty();
                     RW_EACH(Sl::K, Sl::S) {

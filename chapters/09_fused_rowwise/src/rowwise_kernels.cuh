@@ -1006,13 +1006,14 @@ __device__ inline void prefetch_next(const T *base, int64_t row, int64_t rows, c
 // kernel's statistic (its mailbox comes first in the dynamic shared memory, the staged packs after it); parity:
 // for_each_row's. Without switches, v.load. (The copies are issued here, before this row's reductions, and the
 // first row's before the loop: a branch for it in the loop cost 44 bytes of spill at 64 registers.)
-template <typename St, typename Sl, typename T>
+// ONE_SET: a kernel that may stage rows in one set of slots (kStageOneSet: the norms' forwards that hold weights).
+template <typename St, typename Sl, typename T, bool ONE_SET = false>
 __device__ inline void load_row(Sl &v, const T *__restrict__ x, int64_t row, int64_t rows, const Ctx &c, int count,
                                 int parity) {
     if constexpr (Staging<Sl>::kApplies) {
         if (c.flags & ROWWISE_FLAG_STAGE_NEXT) {
             uint4 *stage = after_mailbox<St>();
-            if (c.flags & kStageOneSet) {  // one set: the caller copies the next row once it has used this one
+            if (ONE_SET && (c.flags & kStageOneSet)) {  // the caller copies the next row once it has used this one
                 Staging<Sl>::read(v, count, stage, 0);
                 return;
             }
