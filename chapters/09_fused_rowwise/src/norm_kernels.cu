@@ -83,6 +83,14 @@ __device__ __forceinline__ void norm_forward(const T *__restrict__ x, const T *_
             Bits<T>::put(p.w[k], fill);
         }
     };
+    // Pack k of held vector `which` (0: the weight, 1: the bias) into and out of this thread's slot.
+    auto hold = [&](const Sl &p, int which, int k) {
+        *held_slot<St, PPT>(c, which, k) = make_uint4(p.w[k][0], p.w[k][1], p.w[k][2], p.w[k][3]);
+    };
+    auto unhold = [&](Sl &p, int which, int k) {
+        const uint4 q = *held_slot<St, PPT>(c, which, k);
+        p.w[k][0] = q.x, p.w[k][1] = q.y, p.w[k][2] = q.z, p.w[k][3] = q.w;
+    };
     if constexpr (kCanHold) {
         if (c.flags & ROWWISE_FLAG_HOLD_PARAMS) {
             Sl wv, bv;
@@ -90,10 +98,10 @@ __device__ __forceinline__ void norm_forward(const T *__restrict__ x, const T *_
             for (int k = 0; k < Sl::K; ++k) {
                 if (!Sl::any(count, k)) continue;
                 param_pack(wv, w, A(1), k);
-                *held_slot<St, PPT>(c, 0, k) = make_uint4(wv.w[k][0], wv.w[k][1], wv.w[k][2], wv.w[k][3]);
+                hold(wv, 0, k);
                 if (!RMS && (c.flags & kHoldBias)) {
                     param_pack(bv, b, A(0), k);
-                    *held_slot<St, PPT>(c, 1, k) = make_uint4(bv.w[k][0], bv.w[k][1], bv.w[k][2], bv.w[k][3]);
+                    hold(bv, 1, k);
                 }
             }
         }
@@ -112,18 +120,14 @@ __device__ __forceinline__ void norm_forward(const T *__restrict__ x, const T *_
         for (int k = 0; k < Sl::K; ++k) {
             if (!Sl::any(count, k)) continue;
             if constexpr (kCanHold) {
-                if (c.flags & ROWWISE_FLAG_HOLD_PARAMS) {
-                    const uint4 qw = *held_slot<St, PPT>(c, 0, k);
-                    wv.w[k][0] = qw.x, wv.w[k][1] = qw.y, wv.w[k][2] = qw.z, wv.w[k][3] = qw.w;
-                } else {
+                if (c.flags & ROWWISE_FLAG_HOLD_PARAMS)
+                    unhold(wv, 0, k);
+                else
                     param_pack(wv, wl, A(1), k);
-                }
-                if (!RMS && (c.flags & kHoldBias)) {
-                    const uint4 qb = *held_slot<St, PPT>(c, 1, k);
-                    bv.w[k][0] = qb.x, bv.w[k][1] = qb.y, bv.w[k][2] = qb.z, bv.w[k][3] = qb.w;
-                } else if (!RMS) {
+                if (!RMS && (c.flags & kHoldBias))
+                    unhold(bv, 1, k);
+                else if (!RMS)
                     param_pack(bv, bl, A(0), k);
-                }
             } else {
                 param_pack(wv, wl, A(1), k);
                 if (!RMS) param_pack(bv, bl, A(0), k);

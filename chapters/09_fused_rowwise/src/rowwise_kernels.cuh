@@ -1747,7 +1747,9 @@ cudaError_t size_plan(Kernel kernel, int version, int backward, int64_t rows, in
     if (p->flags) {  // an EXP kernel (shape_plan): its mailbox first, then two sets of each thread's packs if staged
         p->smem += mailbox_bytes(stats_bytes);
         if (p->flags & ROWWISE_FLAG_STAGE_NEXT) p->smem += staged_bytes(*p);
-        if (p->flags & ROWWISE_FLAG_HOLD_PARAMS) {  // the weight, and the bias where there is room for it too
+        // HOLD_PARAMS: the vectors the op asked to hold (p->held: the weight, and LayerNorm's bias; the softmax none)
+        // that fit; the switch is dropped where none is held.
+        if (p->flags & ROWWISE_FLAG_HOLD_PARAMS) {
             const size_t vector = (size_t)p->block * p->ppt * course::kPackBytes;
             size_t room = 0;
             CUDA_RETURN_IF_ERROR(shared_room(kernel, &room));
