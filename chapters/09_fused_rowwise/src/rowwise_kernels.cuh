@@ -90,6 +90,13 @@ enum RowLayout : int {
     kBody = 2,     // a scalar head, aligned packs t, t + G, ... from the row's first 16-byte boundary, a scalar tail
 };
 
+// The op's whole-row limit for a row layout: odd rows (kBody), which version 6 cannot take, go whole into blocks of
+// up to kMaxWholeThreads for every op rather than over a cluster, where that layout ran at 29-50 % of the copy on the
+// H100 (NOTES.md, "Twenty-first pass").
+constexpr int whole_threads(bool rms_norm, int packed) {
+    return packed == kBody ? kMaxWholeThreads : whole_threads(rms_norm);
+}
+
 // Whether shape_plan may give a whole-row forward a block over kMaxThreads: the plans whose kernels (softmax's and
 // the norms' forwards, WHOLE) fit 64 registers, in both: 16-byte packs or an aligned body of 16- or 32-bit elements,
 // at most 64 bytes a thread.
