@@ -572,7 +572,7 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     rowwise_tuning chosen;
     CUDA_RETURN_IF_ERROR(reread_choice<T>(&version, backward, n, p.packed, tuning, whole_threads(RMS),
                                           !RMS && sizeof(T) == 2 && device_has_clusters(), reread, &chosen, &tuning));
-    if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults, whole_threads(RMS, p.packed)))
+    if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults, whole_threads(RMS)))
         return cudaErrorInvalidValue;
     // RMSNorm's own plans, where tune leaves the choice to the kernels: each rule below sets one field (a backward's
     // or a forward's, never both), then shape_plan runs once more.
@@ -596,8 +596,7 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
         own.packs_per_thread = 2;
         replan = true;
     }
-    if (replan &&
-        !shape_plan<T>(backward, version, n, &own, device_has_clusters(), &p, defaults, whole_threads(RMS, p.packed)))
+    if (replan && !shape_plan<T>(backward, version, n, &own, device_has_clusters(), &p, defaults, whole_threads(RMS)))
         return cudaErrorInvalidValue;
     if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)
         if (row_layout(a, sizeof(T)) != kPacks) return cudaErrorInvalidValue;

@@ -90,13 +90,6 @@ enum RowLayout : int {
     kBody = 2,     // a scalar head, aligned packs t, t + G, ... from the row's first 16-byte boundary, a scalar tail
 };
 
-// The op's whole-row limit for a row layout: odd rows (kBody), which version 6 cannot take, go whole into blocks of
-// up to kMaxWholeThreads for every op rather than over a cluster, where that layout ran at 29-50 % of the copy on the
-// H100 (NOTES.md, "Twenty-first pass").
-constexpr int whole_threads(bool rms_norm, int packed) {
-    return packed == kBody ? kMaxWholeThreads : whole_threads(rms_norm);
-}
-
 // Whether shape_plan may give a whole-row forward a block over kMaxThreads: the plans whose kernels (softmax's and
 // the norms' forwards, WHOLE) fit 64 registers, in both: 16-byte packs or an aligned body of 16- or 32-bit elements,
 // at most 64 bytes a thread.
@@ -1515,8 +1508,8 @@ cudaError_t reread_choice(int *version, int backward, int64_t n, int packed, con
 
 // The row-layout part of a plan (no device queries): threads per row, blocks per row, packs per thread.
 // Returns false when `version` cannot hold a row of n elements (rowwise_unsupported says why).
-// whole_limit: the largest group a whole forward row may take where its kernel fits 64 registers (the op's call,
-// whole_threads(): kMaxThreads, or kMaxWholeThreads for RMSNorm).
+// whole_limit: the largest group a whole forward row in 16-byte packs may take where its kernel fits 64 registers (the
+// op's call, whole_threads(): kMaxThreads, or kMaxWholeThreads for RMSNorm); odd rows take kMaxWholeThreads.
 template <typename T>
 bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuning, bool clusters, Plan *p,
                 int defaults = 0, int whole_limit = kMaxThreads) {
@@ -1569,9 +1562,13 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
     // Whole rows: forwards whose kernels fit 64 registers take groups of up to whole_limit (the op's call, above);
     // the others up to max_group. (The layout a whole row ends up with: a body layout whose body needs more threads
     // than single elements do falls back to single elements, below.)
+    // Odd rows (an aligned body), which version 6 cannot take, go whole into up to kMaxWholeThreads for every op
+    // rather than over a cluster, where that layout ran at 29-50 % of the copy on the H100 (NOTES.md,
+    // "Twenty-first pass").
     const int whole_layout = p->packed == kBody && !body ? (int)kSingles : p->packed;
-    const int whole_max = !backward && whole_forward_fits_64(sizeof(T), ppt, whole_layout) && whole_limit > max_group
-                              ? (whole_limit < kMaxWholeThreads ? whole_limit : kMaxWholeThreads)
+    const int limit = whole_layout == kBody ? kMaxWholeThreads : whole_limit;
+    const int whole_max = !backward && whole_forward_fits_64(sizeof(T), ppt, whole_layout) && limit > max_group
+                              ? (limit < kMaxWholeThreads ? limit : kMaxWholeThreads)
                               : max_group;
     const bool fits = need <= whole_max || (version == ROWWISE_AUTO && body && body_group <= whole_max);
     if (version == ROWWISE_REGISTERS || (version == ROWWISE_AUTO && fits)) {

@@ -299,9 +299,7 @@ cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const 
     rowwise_tuning chosen;
     CUDA_RETURN_IF_ERROR(
         reread_choice<T>(&version, backward, n, p.packed, tuning, kMaxThreads, false, reread, &chosen, &tuning));
-    if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults,
-                       whole_threads(false, p.packed)))
-        return cudaErrorInvalidValue;
+    if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults)) return cudaErrorInvalidValue;
     using A = acc_t<T>;
     if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)
         if (row_layout(a, sizeof(T)) != kPacks) return cudaErrorInvalidValue;

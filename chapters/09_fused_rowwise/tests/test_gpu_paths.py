@@ -413,7 +413,7 @@ def test_describe_names_the_launch():
         assert text.startswith(("cluster: ", "split: ", "reread: ")), text
     assert not describe(long.float(), "rms_norm").startswith("registers: ")  # 2048 threads at 4 packs
     # Odd rows (an aligned body: version 6 cannot take them) stay whole in up to 1024 threads for every op's forward:
-    # over a cluster they ran at 29-50 % of the copy on the H100 (rowwise_kernels.cuh, whole_threads).
+    # over a cluster they ran at 29-50 % of the copy on the H100 (rowwise_kernels.cuh, shape_plan).
     for dtype, n in ((torch.bfloat16, 32769), (torch.float16, 32769), (torch.float32, 16385)):
         odd = torch.randn(3, n, device="cuda", dtype=dtype)
         for op in ("softmax", "layer_norm", "rms_norm"):
