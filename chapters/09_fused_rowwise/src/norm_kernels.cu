@@ -574,7 +574,7 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
                                           !RMS && sizeof(T) == 2 && device_has_clusters(), reread, &chosen, &tuning));
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults, whole_threads(RMS)))
         return cudaErrorInvalidValue;
-    // RMSNorm's own plans, where tune leaves the choice to the kernels: each rule below sets one field (a backward's
+    // The norms' own plans, where tune leaves the choice to the kernels: each rule below sets one field (a backward's
     // or a forward's, never both), then shape_plan runs once more.
     rowwise_tuning own = tuning ? *tuning : rowwise_tuning{};
     bool replan = false;
@@ -594,6 +594,15 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
         p.mode == kWhole && p.packed == kPacks && p.ppt == 4 && !own.packs_per_thread &&
         ceil_div(n, 2 * (int64_t)Pack<T>::size) <= 256) {
         own.packs_per_thread = 2;
+        replan = true;
+    }
+    // LayerNorm forward whole rows in the aligned-body layout (odd n) whose row spans warps: a block per row, not
+    // blocks of 256 holding two or more. LayerNorm's two reductions a row each wait at a block barrier, which holds a
+    // block's rows to one another's pace. H100, bf16 16384 x 4097 (128 threads a row): 108.9 -> 105.0 us; the same
+    // change measured nothing at 16384 x 4096 (NOTES.md, "Twenty-second pass").
+    if (!RMS && !backward && p.mode == kWhole && p.packed == kBody && p.group > kWarp && p.block > p.group &&
+        !own.block_threads) {
+        own.block_threads = p.group;
         replan = true;
     }
     if (replan && !shape_plan<T>(backward, version, n, &own, device_has_clusters(), &p, defaults, whole_threads(RMS)))
