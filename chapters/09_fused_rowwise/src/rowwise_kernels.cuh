@@ -144,6 +144,22 @@ __device__ inline Ctx make_ctx(const Layout &L, int64_t n) {
     return c;
 }
 
+// GROUP > 0: a kernel built for rows that fill their group exactly, n = GROUP x PER_THREAD elements (whole rows of
+// 16-byte packs; the host picks it only then, Plan::fixed). The group size and the row length become constants, so the
+// compiler folds the packs' bounds checks, the butterfly's widths and the rows' addresses, as torch.compile's kernels
+// have them (its row length is a constant of each kernel it generates; NOTES.md, "Twenty-third pass").
+template <int GROUP, int PER_THREAD>
+__device__ inline Ctx fixed_ctx(Ctx c) {
+    if constexpr (GROUP > 0) {
+        c.G = GROUP;
+        c.t = (int)threadIdx.x % GROUP;
+        c.g = (int)threadIdx.x / GROUP;
+        c.R = (int)blockDim.x / GROUP;
+        c.n = c.seg_end = (int64_t)GROUP * PER_THREAD;
+    }
+    return c;
+}
+
 // ---- what one thread holds of a row ------------------------------------------------------------------------------
 // The bits of a pack: a thread keeps its packs as 32-bit words (4 a pack, whatever T is) and widens an element to
 // acc_t<T> only where a pass uses it. Widening a bf16 is one shift or mask (its bits are a float's upper half), a half
@@ -1348,6 +1364,7 @@ struct Plan {
     size_t table_bytes = 0;    // the table's bytes in the workspace
     int registers = 0;         // a kernel capped at fewer registers than its block size allows (norms: capped_backward)
     int held = 0;              // HOLD_PARAMS: the vectors each thread holds in shared memory (weight, bias)
+    int fixed = 0;             // whole rows that fill their group exactly: the kernel built for this group (fixed_ctx)
 };
 
 inline int64_t ceil_div(int64_t a, int64_t b) {
@@ -1954,6 +1971,10 @@ inline void describe(const Plan &p, char *text, size_t bytes) {
     if (p.registers) {  // a kernel of fewer registers, for more blocks an SM
         const size_t used = strlen(text);
         snprintf(text + used, bytes > used ? bytes - used : 0, "; a kernel of %d registers a thread", p.registers);
+    }
+    if (p.fixed) {  // a kernel with the row length built in (fixed_ctx)
+        const size_t used = strlen(text);
+        snprintf(text + used, bytes > used ? bytes - used : 0, "; a kernel built for this row length");
     }
     if (p.table) {  // kBody: the weight as a table of shifted copies (plan_table)
         const size_t used = strlen(text);

@@ -436,6 +436,31 @@ def test_describe_names_the_launch():
     assert "single elements" in describe(torch.randn(16, 7, device="cuda", dtype=torch.bfloat16), "softmax")
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
+def test_layer_norm_forwards_built_for_a_row_length_match_the_others(dtype):
+    """LayerNorm's rows that fill their group exactly take a forward built for their length (norm_run,
+    fixed_forward): the same arithmetic in the same order as the kernel for any length, which tune=(256, 0, 0) runs
+    with the same plan. Both must give the same bits (y, mean, rstd), with and without the weight and bias, for row
+    counts that leave a block's last row groups empty; and the results must match float64. RMSNorm has none."""
+    fixed = 0
+    for n in (512, 1024, 2048, 4096, 8192, 1032):
+        for rows in (1, 13):
+            x = inputs((rows, n), dtype, "cuda", seed=n + rows, scale=2.0, shift=3.0)
+            text, plain = describe(x, "layer_norm"), describe(x, "layer_norm", tune=(256, 0, 0))
+            assert "built for this row length" not in plain + describe(x, "rms_norm"), plain
+            fixed += "built for this row length" in text
+            w, b = params(n, dtype, "cuda")
+            for weight, bias in ((w, b), (None, None), (w, None)):
+                got = torch.ops.rowwise.layer_norm(x, weight, bias, 1e-5, 0, [])
+                want = torch.ops.rowwise.layer_norm(x, weight, bias, 1e-5, 0, [256, 0, 0])
+                for g, r in zip(got, want):
+                    assert torch.equal(g, r), (n, rows, text)
+            check("layer_norm", x)
+        if n == 4096:  # 128 threads a row in 16-bit types, 256 in float32
+            assert "built for this row length" in text, text
+    assert fixed == 2 * 4, fixed  # 1024 ... 8192 in 16-bit types, 512 ... 4096 in float32; two row counts each
+
+
 def test_odd_rows_take_the_weights_table_where_it_pays():
     """The norms' backward of odd 16-bit rows, many of them, reads the weight from a table of shifted copies (one
     aligned read a pack); few rows, float32 and the forwards shift the weight's packs in registers. The gradients
