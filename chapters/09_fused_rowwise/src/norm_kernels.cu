@@ -6,6 +6,8 @@
  *       squares about that mean, two reductions of plain sums over values held in registers (the corrected two-pass
  *       algorithm: stable for any mean, no memory traffic more). Rows split over blocks: the same two passes over
  *       each block's segment, then the blocks' (count, mean, M2) triples merged with Chan's formula (Welford's merge).
+ *   norm_forward_kernel<RMS=false, GROUP>  the same, built for rows that fill a group of GROUP threads exactly
+ *       (fixed_forward): the row length a constant, as in torch.compile's kernels.
  *   norm_forward_kernel<RMS=true>   RMSNorm: a plain sum of squares. y = x rstd w.
  *     Both write mean and rstd per row (float, or double for float64) for the backward.
  *   norm_backward_kernel<RMS>       with xhat = (x - mean) rstd and g = dy w, one reduction per row of sum(g) and
@@ -538,9 +540,9 @@ struct ForwardMake {
 };
 // LayerNorm's forwards built for a row length (fixed_ctx): whole rows of 16-byte packs, 4 packs a thread, that fill a
 // group of 32 to 256 threads exactly, so the usual hidden sizes: 1024 to 8192 elements in 16-bit types, 512 to 4096
-// in float32. H100, % of the copy, run-time -> fixed: bf16 16384 x 4096 95.9 -> 97.5, 65536 x 1024 95.8 -> 96.6-97.0,
-// 32768 x 2048 95.8 -> 97.3; float16 8192 x 8192 96.1 -> 97.2; float32 16384 x 4096 98.3 -> 98.6. RMSNorm's measured
-// the same in bf16 and 0.5 points slower in float32 at 1024 (one reduction a row, fewer instructions to save), so it
+// in float32. H100, % of the copy, run-time -> fixed: bf16 16384 x 4096 96.1 -> 97.4, 65536 x 1024 95.7 -> 97.0,
+// 32768 x 2048 95.8 -> 97.5; float16 8192 x 8192 96.1 -> 97.4; float32 16384 x 4096 98.1 -> 98.4. RMSNorm's gained
+// 0.3 points in bf16 and lost 0.6 in float32 at 1024 (one reduction a row, fewer instructions to save), so it
 // has none (NOTES.md, "Twenty-third pass"). nullptr where none is built.
 template <typename T, bool RMS>
 ForwardKernel<T, RMS> fixed_forward(const Plan &p, int64_t n) {
