@@ -62,3 +62,23 @@ def test_a_hold_lasts_about_what_it_asks_for_from_a_fresh_start(monkeypatch):
     end.record()
     end.synchronize()
     assert start.elapsed_time(end) >= 15.0  # the measuring writes included: at least 3/4 of the hold
+
+
+@pytest.mark.gpu
+def test_a_call_that_waits_for_the_gpu_is_named_when_the_host_cannot_get_ahead():
+    """A call that synchronizes waits for the hold itself, so no hold is long enough: time_cuda(host_ahead=True)
+    must fail with the host's times of its calls, and interleaved_timings must say which fn it was timing (the bench
+    once stopped with the first sentence alone, after 52 cases)."""
+    import torch
+
+    x = torch.zeros(1024, device="cuda")
+
+    def waits():
+        x.add_(1)
+        torch.cuda.synchronize()
+
+    with pytest.raises(RuntimeError, match=r"never got ahead.*the slowest .* ms \(call 1\).*cannot be timed"):
+        time_cuda(waits, warmup=1, repeat=3, host_ahead=True)
+    calls = {"fine": lambda: x.add_(1), "waits": waits}
+    with pytest.raises(RuntimeError, match=r"^timing 'waits' \(round 1 of 2\): time_cuda\(host_ahead=True\)"):
+        interleaved_timings(calls, rounds=2, warmup=1, repeat=3, host_ahead=True)

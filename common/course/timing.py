@@ -123,7 +123,14 @@ def time_cuda(
             return _summarise(samples, statistics.median(host) if host_ahead else None)
         hold_ms *= 2
         _write_ms = None  # measured again too: a GPU that changed clocks since writes faster or slower
-    raise RuntimeError(f"time_cuda(host_ahead=True): the host never got ahead of the GPU (held {hold_ms / 2:.0f} ms)")
+    # What the host did in the last try says why: one call far slower than the others waited for something (a call
+    # that waits for the GPU waits for the hold too, however long it is); all of them slow, a busy host.
+    raise RuntimeError(
+        f"time_cuda(host_ahead=True): the host never got ahead of the GPU (held {hold_ms / 2:.0f} ms). In the last "
+        f"try its {len(host)} calls took {sum(host):.1f} ms of host time, the slowest {max(host):.1f} ms (call "
+        f"{host.index(max(host)) + 1}), the median {statistics.median(host):.3f} ms. A call that waits for the GPU "
+        "(torch.cuda.synchronize, .item(), the caching allocator returning memory) cannot be timed with host_ahead."
+    )
 
 
 def time_host_loop(fn: Callable[[], object], *, calls: int = 2000, repeat: int = 7, warmup: int = 200) -> Timing:
@@ -171,9 +178,12 @@ def interleaved_timings(
     timer defaults to time_cuda; its keyword arguments (warmup, repeat, flush_l2, host_ahead) pass through."""
     timer = timer or time_cuda
     results: dict[str, list[Timing]] = {name: [] for name in fns}
-    for _ in range(rounds):
+    for round_ in range(rounds):
         for name, fn in fns.items():
-            results[name].append(timer(fn, **timer_args))
+            try:
+                results[name].append(timer(fn, **timer_args))
+            except RuntimeError as error:  # the same error, saying which fn and round it came from
+                raise RuntimeError(f"timing {name!r} (round {round_ + 1} of {rounds}): {error}") from error
     return results
 
 
