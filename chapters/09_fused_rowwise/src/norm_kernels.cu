@@ -63,7 +63,7 @@ __device__ __forceinline__ void norm_forward(const T *__restrict__ x, const T *_
     __shared__ Exchange<St> exchange;
     static_assert(GROUP == 0 || (WHOLE && LAYOUT == kPacks && !EXP), "a fixed row length: whole rows of packs only");
     if constexpr (GROUP > 0) n = (int64_t)GROUP * PPT * Sl::S;  // the host checked that the row is this long
-    const Ctx c = Sl::locate(fixed_ctx<GROUP, PPT * Sl::S>(make_ctx<WHOLE, EXP>(layout, n)), x);
+    const Ctx c = Sl::locate(fixed_ctx<GROUP>(make_ctx<WHOLE, EXP>(layout, n)), x);
     const int count = GROUP > 0 ? PPT : Sl::count(c);  // every pack of every thread inside the row
     if constexpr (EXP) {                               // experimental (rowwise_kernels.cuh)
         open_mailbox<St>(c);

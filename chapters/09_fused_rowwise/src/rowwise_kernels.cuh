@@ -144,18 +144,18 @@ __device__ inline Ctx make_ctx(const Layout &L, int64_t n) {
     return c;
 }
 
-// GROUP > 0: a kernel built for rows that fill their group exactly, n = GROUP x PER_THREAD elements (whole rows of
-// 16-byte packs; the host picks it only then, Plan::fixed). The group size and the row length become constants, so the
-// compiler folds the packs' bounds checks, the butterfly's widths and the rows' addresses, as torch.compile's kernels
-// have them (its row length is a constant of each kernel it generates; NOTES.md, "Twenty-third pass").
-template <int GROUP, int PER_THREAD>
+// GROUP > 0: a kernel built for rows that fill a group of GROUP threads exactly (whole rows of 16-byte packs; the host
+// picks it only then, Plan::fixed). The group size becomes a constant here, and the row length one in the kernel,
+// which passes its constant n to make_ctx. So the compiler folds the packs' bounds checks, the butterfly's widths and
+// the rows' addresses, as torch.compile's kernels have them (its row length is a constant of each kernel it
+// generates; NOTES.md, "Twenty-third pass").
+template <int GROUP>
 __device__ inline Ctx fixed_ctx(Ctx c) {
     if constexpr (GROUP > 0) {
         c.G = GROUP;
         c.t = (int)threadIdx.x % GROUP;
         c.g = (int)threadIdx.x / GROUP;
         c.R = (int)blockDim.x / GROUP;
-        c.n = c.seg_end = (int64_t)GROUP * PER_THREAD;
     }
     return c;
 }
