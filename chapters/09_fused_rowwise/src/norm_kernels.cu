@@ -7,7 +7,7 @@
  *       algorithm: stable for any mean, no memory traffic more). Rows split over blocks: the same two passes over
  *       each block's segment, then the blocks' (count, mean, M2) triples merged with Chan's formula (Welford's merge).
  *   norm_forward_kernel<RMS=false, GROUP>  the same, built for rows that fill a group of GROUP threads exactly
- *       (fixed_forward): the row length a constant, as in torch.compile's kernels.
+ *       (FixedForward, pick_fixed): the row length a constant, as in torch.compile's kernels.
  *   norm_forward_kernel<RMS=true>   RMSNorm: a plain sum of squares. y = x rstd w.
  *     Both write mean and rstd per row (float, or double for float64) for the backward.
  *   norm_backward_kernel<RMS>       with xhat = (x - mean) rstd and g = dy w, one reduction per row of sum(g) and
@@ -538,26 +538,16 @@ struct ForwardMake {
             return norm_forward_kernel<T, PPT, LAYOUT, WHOLE, RMS>;
     }
 };
-// LayerNorm's forwards built for a row length (fixed_ctx): whole rows of 16-byte packs, 4 packs a thread, that fill a
-// group of 32 to 256 threads exactly, so the usual hidden sizes: 1024 to 8192 elements in 16-bit types, 512 to 4096
-// in float32. H100, % of the copy, run-time -> fixed: bf16 16384 x 4096 96.1 -> 97.4, 65536 x 1024 95.7 -> 97.0,
-// 32768 x 2048 95.8 -> 97.5; float16 8192 x 8192 96.1 -> 97.4; float32 16384 x 4096 98.1 -> 98.4. RMSNorm's gained
-// 0.3 points in bf16 and lost 0.6 in float32 at 1024 (one reduction a row, fewer instructions to save), so it
-// has none (NOTES.md, "Twenty-third pass"). nullptr where none is built.
+// LayerNorm's forwards built for a row length (pick_fixed, fixed_ctx): whole rows of 16-byte packs, 4 packs a thread,
+// that fill a group of 32 to 256 threads exactly, so the usual hidden sizes: 1024 to 8192 elements in 16-bit types,
+// 512 to 4096 in float32.
 template <typename T, bool RMS>
-ForwardKernel<T, RMS> fixed_forward(const Plan &p, int64_t n) {
-    if constexpr (!RMS && sizeof(T) != 8) {
-        if (p.mode != kWhole || p.packed != kPacks || p.flags || p.ppt != 4 ||
-            n != (int64_t)p.group * p.ppt * Pack<T>::size)
-            return nullptr;
-        if (p.group == 32) return norm_forward_kernel<T, 4, kPacks, true, RMS, 32>;
-        if (p.group == 64) return norm_forward_kernel<T, 4, kPacks, true, RMS, 64>;
-        if (p.group == 128) return norm_forward_kernel<T, 4, kPacks, true, RMS, 128>;
-        if (p.group == 256) return norm_forward_kernel<T, 4, kPacks, true, RMS, 256>;
+struct FixedForward {
+    template <int GROUP>
+    static ForwardKernel<T, RMS> get() {
+        return norm_forward_kernel<T, 4, kPacks, true, RMS, GROUP>;
     }
-    (void)p, (void)n;
-    return nullptr;
-}
+};
 
 template <typename T, bool RMS>
 struct BackwardMake {
@@ -669,12 +659,16 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
         using Make = ForwardMake<T, RMS>;
         auto kernel = p.flags ? pick_experimental_forward<T, ForwardKernel<T, RMS>, Make>(p.ppt)
                               : pick_forward<T, ForwardKernel<T, RMS>, Make>(p.ppt, p.packed, p.mode == kWhole);
-        // LayerNorm's rows that fill their group exactly take the kernel built for their length, unless tune names any
-        // field (the kernel for any length then runs: the tests compare the two).
-        const bool tuned = tuning && (tuning->block_threads || tuning->packs_per_thread || tuning->blocks_per_row ||
-                                      tuning->waves || tuning->flags);
-        if (!tuned) {
-            if (const auto fixed = fixed_forward<T, RMS>(p, n)) kernel = fixed, p.fixed = p.group;
+        // LayerNorm's rows that fill their group exactly take the kernel built for their length (pick_fixed). H100, %
+        // of the copy, run-time -> fixed: bf16 16384 x 4096 96.1 -> 97.4, 65536 x 1024 95.7 -> 97.0, 32768 x 2048
+        // 95.8 -> 97.5; float16 8192 x 8192 96.1 -> 97.4; float32 16384 x 4096 98.1 -> 98.4, 65536 x 1024 98.3 -> 98.8.
+        // RMSNorm has none: one reduction a row, fewer instructions to save; built for its 2 packs a thread it measured
+        // -0.3 to +0.4 points in bf16 and 0.6 slower in float32 at 1024. Nor do the backwards: built so, bf16 RMSNorm
+        // measured up to 3.1 points slower, bf16 LayerNorm -0.4 to +0.3, the float32 norms 0.5-0.8 faster (NOTES.md,
+        // "Twenty-third pass", "Twenty-fourth pass").
+        if constexpr (!RMS && sizeof(T) != 8) {
+            if (const auto fixed = pick_fixed<T, 4, FixedForward<T, RMS>>(p, n, tuning))
+                kernel = fixed, p.fixed = p.group;
         }
         if (kernel == nullptr) return cudaErrorInvalidValue;
         CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 0, rows, n, sizeof(A), sizeof(NormStats<A, RMS>), 0, &p));

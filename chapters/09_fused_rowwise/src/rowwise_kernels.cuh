@@ -1385,6 +1385,24 @@ inline size_t align256(size_t bytes) {
     return (bytes + 255) / 256 * 256;
 }
 
+// The forward built for a plan's row length (fixed_ctx), where there is one: the plan takes whole rows of 16-byte
+// packs, PPT packs a thread, no switches; the row fills its group of 32 to 256 threads exactly (n = group x PPT x
+// pack size); and tune names no field (the kernels for any length then run, and the tests compare the two).
+// Make::get<GROUP>() names the kernel built for a group. nullptr otherwise: the caller keeps its kernel.
+template <typename T, int PPT, typename Make>
+auto pick_fixed(const Plan &p, int64_t n, const rowwise_tuning *tuning) -> decltype(Make::template get<32>()) {
+    const bool tuned = tuning && (tuning->block_threads || tuning->packs_per_thread || tuning->blocks_per_row ||
+                                  tuning->waves || tuning->flags);
+    if (tuned || p.mode != kWhole || p.packed != kPacks || p.flags || p.ppt != PPT ||
+        n != (int64_t)p.group * PPT * Pack<T>::size)
+        return nullptr;
+    if (p.group == 32) return Make::template get<32>();
+    if (p.group == 64) return Make::template get<64>();
+    if (p.group == 128) return Make::template get<128>();
+    if (p.group == 256) return Make::template get<256>();
+    return nullptr;
+}
+
 // What the host asked the runtime about a kernel on a device, kept so that it asks once (as course::blocks_per_wave
 // does): the attribute and occupancy calls below cost microseconds each, on every launch, and a backward launches
 // three kernels. `key` says what the answer depends on besides the kernel and the device.

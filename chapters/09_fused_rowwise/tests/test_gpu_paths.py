@@ -437,28 +437,36 @@ def test_describe_names_the_launch():
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
-def test_layer_norm_forwards_built_for_a_row_length_match_the_others(dtype):
-    """LayerNorm's rows that fill their group exactly take a forward built for their length (norm_run,
-    fixed_forward): the same arithmetic in the same order as the kernel for any length, which tune=(256, 0, 0) runs
-    with the same plan. Both must give the same bits (y, mean, rstd), with and without the weight and bias, for row
-    counts that leave a block's last row groups empty; and the results must match float64. RMSNorm has none."""
+@pytest.mark.parametrize("op", ["softmax", "layer_norm"])
+def test_forwards_built_for_a_row_length_match_the_others(op, dtype):
+    """Rows that fill their group exactly take a forward built for their length (pick_fixed): LayerNorm's in every
+    type, the softmax's in 16-bit types. It does the same arithmetic in the same order as the kernel for any length,
+    which tune=(256, 0, 0) runs with the same plan. Both must give the same bits (LayerNorm: y, mean, rstd, with and
+    without the weight and bias), for row counts that leave a block's last row groups empty; and the results must
+    match float64. RMSNorm, the float32 softmax and the backwards have none."""
+    built = op == "layer_norm" or dtype != torch.float32
     fixed = 0
     for n in (512, 1024, 2048, 4096, 8192, 1032):
         for rows in (1, 13):
             x = inputs((rows, n), dtype, "cuda", seed=n + rows, scale=2.0, shift=3.0)
-            text, plain = describe(x, "layer_norm"), describe(x, "layer_norm", tune=(256, 0, 0))
-            assert "built for this row length" not in plain + describe(x, "rms_norm"), plain
+            text, plain = describe(x, op), describe(x, op, tune=(256, 0, 0))
+            others = [plain, describe(x, "rms_norm"), describe(x, op, backward=True)]
+            assert all("built for this row length" not in t for t in others), others
             fixed += "built for this row length" in text
-            w, b = params(n, dtype, "cuda")
-            for weight, bias in ((w, b), (None, None), (w, None)):
-                got = torch.ops.rowwise.layer_norm(x, weight, bias, 1e-5, 0, [])
-                want = torch.ops.rowwise.layer_norm(x, weight, bias, 1e-5, 0, [256, 0, 0])
-                for g, r in zip(got, want):
-                    assert torch.equal(g, r), (n, rows, text)
-            check("layer_norm", x)
+            if op == "softmax":
+                assert torch.equal(softmax(x), softmax(x, tune=(256, 0, 0))), (n, rows, text)
+            else:
+                w, b = params(n, dtype, "cuda")
+                for weight, bias in ((w, b), (None, None), (w, None)):
+                    got = torch.ops.rowwise.layer_norm(x, weight, bias, 1e-5, 0, [])
+                    want = torch.ops.rowwise.layer_norm(x, weight, bias, 1e-5, 0, [256, 0, 0])
+                    for g, r in zip(got, want):
+                        assert torch.equal(g, r), (n, rows, text)
+            check(op, x)
         if n == 4096:  # 128 threads a row in 16-bit types, 256 in float32
-            assert "built for this row length" in text, text
-    assert fixed == 2 * 4, fixed  # 1024 ... 8192 in 16-bit types, 512 ... 4096 in float32; two row counts each
+            assert ("built for this row length" in text) == built, text
+    # 1024 ... 8192 in 16-bit types, 512 ... 4096 in float32; two row counts each
+    assert fixed == (2 * 4 if built else 0), fixed
 
 
 def test_odd_rows_take_the_weights_table_where_it_pays():
