@@ -51,6 +51,7 @@ constexpr int kWarp = 32;
 constexpr int kMaxThreads = 512;          // a block: up to 128 registers per thread
 constexpr int kMaxBackwardThreads = 512;  // a backward block: its threads hold two rows and the dweight sums
 constexpr int kMaxWarps = 1024 / kWarp;
+constexpr int kFixedBlock = 256;  // the block of the forwards built for a row length (pick_fixed)
 // Blocks of kMaxThreads an SM must hold at once: the register cap ptxas gets (__launch_bounds__). 2 caps a thread
 // at 64 registers (1024 threads an SM), 1 at 128 (512). Left free, ptxas takes up to 128 even where 64 suffice, so
 // the kernels that fit 64 with no spill (ptxas -v, NOTES.md) ask for 2: `fits` says which.
@@ -1386,14 +1387,15 @@ inline size_t align256(size_t bytes) {
 }
 
 // The forward built for a plan's row length (fixed_ctx), where there is one: the plan takes whole rows of 16-byte
-// packs, PPT packs a thread, no switches; the row fills its group of 32 to 256 threads exactly (n = group x PPT x
-// pack size); and tune names no field (the kernels for any length then run, and the tests compare the two).
-// Make::get<GROUP>() names the kernel built for a group. nullptr otherwise: the caller keeps its kernel.
+// packs, PPT packs a thread, no switches, in blocks of kFixedBlock (every such plan's default); the row fills its
+// group of 32 to 256 threads exactly (n = group x PPT x pack size); and tune names no field (the kernels for any
+// length then run, and the tests compare the two). Make::get<GROUP>() names the kernel built for a group. nullptr
+// otherwise: the caller keeps its kernel.
 template <typename T, int PPT, typename Make>
 auto pick_fixed(const Plan &p, int64_t n, const rowwise_tuning *tuning) -> decltype(Make::template get<32>()) {
     const bool tuned = tuning && (tuning->block_threads || tuning->packs_per_thread || tuning->blocks_per_row ||
                                   tuning->waves || tuning->flags);
-    if (tuned || p.mode != kWhole || p.packed != kPacks || p.flags || p.ppt != PPT ||
+    if (tuned || p.mode != kWhole || p.packed != kPacks || p.flags || p.ppt != PPT || p.block != kFixedBlock ||
         n != (int64_t)p.group * PPT * Pack<T>::size)
         return nullptr;
     if (p.group == 32) return Make::template get<32>();
