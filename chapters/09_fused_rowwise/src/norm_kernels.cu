@@ -7,7 +7,8 @@
  *       algorithm: stable for any mean, no memory traffic more). Rows split over blocks: the same two passes over
  *       each block's segment, then the blocks' (count, mean, M2) triples merged with Chan's formula (Welford's merge).
  *   norm_forward_kernel<RMS=false, GROUP>  the same, built for rows that fill a group of GROUP threads exactly
- *       (FixedForward, pick_fixed): the row length a constant, as in torch.compile's kernels.
+ *       (FixedForward, pick_fixed): the row length a constant, as in torch.compile's kernels. bfloat16's is
+ *       norm_forward_five_kernel, the same under a cap of 48 registers (five blocks of 256 an SM).
  *   norm_forward_kernel<RMS=true>   RMSNorm: a plain sum of squares. y = x rstd w.
  *     Both write mean and rstd per row (float, or double for float64) for the backward.
  *   norm_backward_kernel<RMS>       with xhat = (x - mean) rstd and g = dy w, one reduction per row of sum(g) and

@@ -43,7 +43,8 @@ typedef enum {
 } rowwise_version;
 
 /* Optional launch settings for experiments (the bench's variants); 0 in a field means "choose". A field other than 0
- * also keeps the kernels built for any row length (LayerNorm's forward has builds for a few row lengths, norm_run). */
+ * also keeps the kernels built for any row length (LayerNorm's and the 16-bit softmax's forwards have builds for a
+ * few row lengths: pick_fixed). */
 typedef struct {
     int block_threads;    /* threads per block (rows that fit a block; a row over blocks takes the block it needs) */
     int packs_per_thread; /* 16-byte packs each thread holds of a row (1, 2, 4 or 8) */
