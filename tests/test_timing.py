@@ -47,21 +47,42 @@ def test_interleaved_rounds_keep_each_rounds_median_of_the_timings():
 
 @pytest.mark.gpu
 def test_a_hold_lasts_about_what_it_asks_for_from_a_fresh_start(monkeypatch):
-    """_hold_gpu measures one write of its buffer once per process. Timed on the first write (which also loads the
-    fill kernel and maps a new buffer) that measure came out milliseconds long, and every hold after it was a
-    fraction of what was asked: the bench then failed with 'the host never got ahead'."""
+    """_hold_gpu measures one of its launches once per process. Timed on the first launch (which also loads the
+    kernel) that measure once came out milliseconds long, and every hold after it was a fraction of what was asked:
+    the bench then failed with 'the host never got ahead'."""
     import torch
     from course import timing
 
-    monkeypatch.setattr(timing, "_l2_flush_buffer", None)  # a new buffer and a new measure, as in a new process
-    monkeypatch.setattr(timing, "_write_ms", None)
+    monkeypatch.setattr(timing, "_hold_matrices", None)  # new matrices and a new measure, as in a new process
+    monkeypatch.setattr(timing, "_hold_launch_ms", None)
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     start.record()
     timing._hold_gpu(20.0)
     end.record()
     end.synchronize()
-    assert start.elapsed_time(end) >= 15.0  # the measuring writes included: at least 3/4 of the hold
+    assert start.elapsed_time(end) >= 15.0  # the measuring launches included: at least 3/4 of the hold
+
+
+@pytest.mark.gpu
+def test_the_host_queues_a_hold_far_faster_than_the_gpu_runs_it():
+    """A hold of many short launches once took the host longer to issue than the GPU took to run (a slow host at
+    that moment), so the calls behind it never queued. A hold of few long launches leaves the host free at once."""
+    import torch
+    from course import timing
+
+    timing._hold_gpu(1.0)  # the measure of one launch, out of the way
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    begin = time.perf_counter()
+    timing._hold_gpu(50.0)
+    host_ms = (time.perf_counter() - begin) * 1e3
+    end.record()
+    end.synchronize()
+    gpu_ms = start.elapsed_time(end)
+    assert gpu_ms >= 40.0
+    assert host_ms < 0.1 * gpu_ms, (host_ms, gpu_ms)
 
 
 @pytest.mark.gpu

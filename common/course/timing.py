@@ -60,27 +60,37 @@ def _flush_buffer():
     return _l2_flush_buffer
 
 
-_write_ms = None  # one write of the flush buffer, measured once per process (_hold_gpu)
+_hold_matrices = None  # what _hold_gpu multiplies and where it writes, and the time of one product (measured once)
+_hold_launch_ms = None
+HOLD_N = 4096  # float32 4096 x 4096 @ 4096 x 4096: ~137 GFLOP, about 2-3 ms on an H100 (under 1 ms with TF32)
 
 
 def _hold_gpu(ms: float) -> None:
-    """Queue about `ms` of GPU work (writes of a 256 MB buffer) on the current stream and return at once."""
-    global _write_ms
+    """Queue at least `ms` of GPU work (whole products) on the current stream and return at once.
+
+    The work is a few long launches (float32 matrix products of HOLD_N x HOLD_N, milliseconds each), not many short
+    ones: the host issues each launch in microseconds, so even a slow host queues the whole hold long before the GPU
+    finishes its first product. (A hold of 230 short writes, 0.09 ms each, once never filled the queue: the host,
+    slow at that moment, issued each write more slowly than the GPU ran it.)"""
+    global _hold_matrices, _hold_launch_ms
     import torch
 
-    buffer = _flush_buffer()
-    if _write_ms is None:
-        # The first write of a process also loads the fill kernel and maps the fresh buffer (milliseconds): timed,
-        # it made every later hold a fraction of what was asked. So one write first, then the timed one.
-        buffer.zero_()
+    if _hold_matrices is None:
+        factor = torch.full((HOLD_N, HOLD_N), 1.0 / HOLD_N, device="cuda")
+        _hold_matrices = factor, torch.empty_like(factor)
+    factor, product = _hold_matrices
+    if _hold_launch_ms is None:
+        # The first product of a process also loads the kernel and picks cuBLAS's algorithm (milliseconds): timed,
+        # it would make every later hold a fraction of what was asked. So one product first, then the timed one.
+        torch.mm(factor, factor, out=product)
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        buffer.zero_()
+        torch.mm(factor, factor, out=product)
         end.record()
         end.synchronize()
-        _write_ms = max(start.elapsed_time(end), 1e-3)
-    for _ in range(max(1, math.ceil(ms / _write_ms))):
-        buffer.zero_()
+        _hold_launch_ms = max(start.elapsed_time(end), 1e-3)
+    for _ in range(max(1, math.ceil(ms / _hold_launch_ms))):
+        torch.mm(factor, factor, out=product)
 
 
 def time_cuda(
@@ -91,7 +101,7 @@ def time_cuda(
     host_ahead: the repeats wait in the stream's queue behind GPU work that outlasts the host's time to issue them,
     so each pair of events times the GPU alone; Timing.host_ms is the host's time per call. If the host took longer
     than the GPU was held (a slow moment), the repeats are taken again behind a longer hold."""
-    global _write_ms
+    global _hold_launch_ms
     import torch
 
     issue_ms = []
@@ -122,7 +132,7 @@ def time_cuda(
             samples = [start.elapsed_time(end) for start, end in zip(starts, ends)]
             return _summarise(samples, statistics.median(host) if host_ahead else None)
         hold_ms *= 2
-        _write_ms = None  # measured again too: a GPU that changed clocks since writes faster or slower
+        _hold_launch_ms = None  # measured again too: a GPU whose clocks (or TF32 setting) changed runs it faster
     # What the host did in the last try says why: one call far slower than the others waited for something (a call
     # that waits for the GPU waits for the hold too, however long it is); all of them slow, a busy host.
     raise RuntimeError(
