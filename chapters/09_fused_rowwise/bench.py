@@ -303,8 +303,9 @@ def main() -> int:
         for shape in shapes:
             m, n = shape
             for op in args.ops:
-                x_probe = torch.empty(2, n, device="cuda", dtype=dtype)
-                launch = rowwise.describe(x_probe, op)
+                size = torch.empty((), dtype=dtype).element_size()
+                # The plan of the whole shape (its grid depends on the rows), not of a sample of rows.
+                launch = rowwise.describe(torch.empty(m, n, device="cuda", dtype=dtype), op)
                 for backward in (False, True):
                     if backward and shape == LONG_SHAPE:
                         continue  # the long-row goal is the forward's
@@ -316,8 +317,8 @@ def main() -> int:
                         saved.write_text(json.dumps(store, indent=1))
                         print(f"measured {key}", flush=True)
                     times, host, notes = store[key]["times"], store[key]["host"], store[key]["notes"]
-                    elements = (5 if backward else 2) * m * n * x_probe.element_size()
-                    copy_bytes = 2 * m * n * x_probe.element_size()
+                    elements = (5 if backward else 2) * m * n * size
+                    copy_bytes = 2 * m * n * size
                     copy = times["device copy"]
                     median = {k: statistics.median(v) for k, v in times.items()}
                     what = f"{op} {dtype_name} {m}x{n} {'fwd+bwd' if backward else 'fwd'}"
