@@ -24,6 +24,7 @@
  *       (rowwise_kernels.cuh, "version 6").
  *   layer_norm_reread_kernel        version 6, LayerNorm's forward the same way: the first walk's statistic is each
  *       thread's (count, mean, M2), each step's made by two passes over its values and merged with Chan's formula.
+ *       Where a row, its weight and its bias overflow L1, x's loads skip L1 (SKIP_L1, reread_skips_l1).
  *     Both (and the softmax's) also run a row over a cluster of blocks, each block walking its segment (reread_ctx):
  *     16-bit LayerNorm rows too long for a block per row to keep in L2 (kRereadSegmentBytes).
  * Weight and bias: the forward reads them pack by pack for each row where it uses them (L1 hits), so that a thread
@@ -470,7 +471,8 @@ __global__ void __launch_bounds__(1024)
 // The first walk keeps Welford's statistics, not the whole-row kernel's two passes (those would need a third walk):
 // each step's (count, mean, M2) is made from the step's values in registers, two passes over them, and merged into
 // the thread's running triple with Chan's formula; the block merges the threads' triples once (reduce_group).
-template <typename T, int U, bool CLUSTER>
+// SKIP_L1: x's loads skip L1, which keeps the weight and bias (reread_skips_l1).
+template <typename T, int U, bool CLUSTER, bool SKIP_L1 = false>
 __global__ void __launch_bounds__(1024)
     layer_norm_reread_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b,
                              T *__restrict__ y, acc_t<T> *__restrict__ mean_out, acc_t<T> *__restrict__ rstd_out,
@@ -489,7 +491,7 @@ __global__ void __launch_bounds__(1024)
     for (int64_t row = c.slot; row < rows; row += c.slots, parity ^= 1) {
         const T *in = x + row * n + c.seg_begin;
         St mine = St::empty();
-        reread_walk<U>(in, packs, keep, [&](const uint32_t (&v)[U][4], int valid, int64_t) {
+        reread_walk<U, SKIP_L1>(in, packs, keep, [&](const uint32_t (&v)[U][4], int valid, int64_t) {
             PerPack<U, A> sums(A(0));
             RW_EACH(U, S) {
                 if (k < valid) sums.add(k, Bits<T>::get(v[k], j));
@@ -507,16 +509,17 @@ __global__ void __launch_bounds__(1024)
         const St total = reread_combine<CLUSTER>(reduce_group(mine, c, exchange, parity), c, parity);
         const A mean = total.mean, rstd = rsqrt_acc(total.m2 / A(n) + eps);
         if (threadIdx.x == 0 && c.rank == 0) mean_out[row] = mean, rstd_out[row] = rstd;
-        reread_write<U>(in, y + row * n + c.seg_begin, packs, drop, [&](const uint32_t (&v)[4], int64_t at, A(&r)[S]) {
-            uint32_t wv[4], bv[4];
-            param16(wv, weight, at);
-            param16(bv, bias, at);
+        reread_write<U, SKIP_L1>(
+            in, y + row * n + c.seg_begin, packs, drop, [&](const uint32_t (&v)[4], int64_t at, A(&r)[S]) {
+                uint32_t wv[4], bv[4];
+                param16(wv, weight, at);
+                param16(bv, bias, at);
 #pragma unroll
-            for (int j = 0; j < S; ++j) {
-                r[j] = (Bits<T>::get(v, j) - mean) * rstd * (weight ? Bits<T>::get(wv, j) : A(1));
-                if (bias != nullptr) r[j] += Bits<T>::get(bv, j);
-            }
-        });
+                for (int j = 0; j < S; ++j) {
+                    r[j] = (Bits<T>::get(v, j) - mean) * rstd * (weight ? Bits<T>::get(wv, j) : A(1));
+                    if (bias != nullptr) r[j] += Bits<T>::get(bv, j);
+                }
+            });
     }
     reread_finish<CLUSTER>(c);
 }
@@ -638,7 +641,14 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
         return cudaErrorInvalidValue;
     if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)
         if (row_layout(a, sizeof(T)) != kPacks) return cudaErrorInvalidValue;
-        const auto kernel = reread_kernel(p.ppt, p.segments > 1);
+        auto kernel = reread_kernel(p.ppt, p.segments > 1);
+        if constexpr (!RMS) {  // a block a row of 4 packs a step whose row, weight and bias overflow L1
+            const int vectors = (a->w != nullptr) + (a->b != nullptr);
+            if (p.segments == 1 && p.ppt == kRereadPacks) {
+                CUDA_RETURN_IF_ERROR(reread_skips_l1(n * (int64_t)sizeof(T), vectors, &p.skip_l1));
+                if (p.skip_l1) kernel = layer_norm_reread_kernel<T, kRereadPacks, false, true>;
+            }
+        }
         CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 0, rows, n, sizeof(A), sizeof(NormStats<A, RMS>), 0, &p));
         *out = p;
         if (plan_only || rows == 0 || n == 0) return cudaSuccess;
@@ -681,8 +691,7 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
         // measured up to 3.1 points slower, bf16 LayerNorm -0.4 to +0.3, the float32 norms 0.5-0.8 faster (NOTES.md,
         // "Twenty-third pass", "Twenty-fourth pass").
         if constexpr (!RMS && sizeof(T) != 8) {
-            if (const auto fixed = pick_fixed<T, 4, FixedForward<T, RMS>>(p, n, tuning))
-                kernel = fixed, p.fixed = p.group;
+            if (const auto fixed = pick_fixed<T, 4, FixedForward<T, RMS>>(p, n, tuning)) kernel = fixed, p.fixed = true;
         }
         if (kernel == nullptr) return cudaErrorInvalidValue;
         CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 0, rows, n, sizeof(A), sizeof(NormStats<A, RMS>), 0, &p));

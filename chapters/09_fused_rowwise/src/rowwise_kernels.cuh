@@ -764,11 +764,18 @@ __device__ inline uint64_t l2_drop_policy() {
     asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
     return policy;
 }
-// A 16-byte load with an L2 policy (a cache hint: the result is the same whatever the policy).
+// A 16-byte load with an L2 policy (a cache hint: the result is the same whatever the policy). SKIP_L1: the line is
+// not kept in L1 either (L1::no_allocate), which leaves L1 to the vectors every row reads (reread_skips_l1).
+template <bool SKIP_L1 = false>
 __device__ inline void load16_hinted(uint32_t (&w)[4], const uint4 *p, uint64_t policy) {
-    asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
-                 : "l"(p), "l"(policy));
+    if constexpr (SKIP_L1)
+        asm volatile("ld.global.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                     : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+                     : "l"(p), "l"(policy));
+    else
+        asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+                     : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+                     : "l"(p), "l"(policy));
 }
 
 // Pack `at` of a weight or bias that every row reads (L1 and L2 hits), or zeros where the vector is absent.
@@ -780,10 +787,10 @@ __device__ inline void param16(uint32_t (&w)[4], const uint4 *vec, int64_t at) {
 }
 
 // One step's U packs, all inside the row: pack u of the step is p[u * step], loaded without a bounds check.
-template <int U>
+template <int U, bool SKIP_L1>
 __device__ inline void load_step(uint32_t (&w)[U][4], const uint4 *p, int64_t step, uint64_t policy) {
 #pragma unroll
-    for (int u = 0; u < U; ++u) load16_hinted(w[u], p + u * step, policy);
+    for (int u = 0; u < U; ++u) load16_hinted<SKIP_L1>(w[u], p + u * step, policy);
 }
 
 // One walk over a row of `packs` 16-byte packs: visit(w, valid, first) for each step, w[u] holding pack
@@ -793,7 +800,7 @@ __device__ inline void load_step(uint32_t (&w)[U][4], const uint4 *p, int64_t st
 // H100 (NOTES.md, "Fourteenth pass"): with a check on every pack, LayerNorm at 4096 x 32768 ran at 94.3 % (bf16) and
 // 92.0 % (float32) of the copy; without, 97.2 and 93.3. Loading the next step before folding this one gained 0.6
 // points at most and cost the bf16 softmax 1-2: not done.
-template <int U, typename Visit>
+template <int U, bool SKIP_L1 = false, typename Visit>
 __device__ inline void reread_walk(const void *row, int64_t packs, uint64_t policy, Visit visit) {
     const uint4 *p = static_cast<const uint4 *>(row);
     const int64_t step = (int64_t)blockDim.x;
@@ -801,7 +808,7 @@ __device__ inline void reread_walk(const void *row, int64_t packs, uint64_t poli
     int64_t first = threadIdx.x;
     for (; first < full; first += U * step) {
         uint32_t w[U][4];
-        load_step<U>(w, p + first, step, policy);
+        load_step<U, SKIP_L1>(w, p + first, step, policy);
         visit(w, U, first);
     }
     if (first < packs) {  // the last step: fewer than U of its packs lie inside the row
@@ -811,7 +818,7 @@ __device__ inline void reread_walk(const void *row, int64_t packs, uint64_t poli
         for (int u = 0; u < U; ++u) {
             w[u][0] = w[u][1] = w[u][2] = w[u][3] = 0;
             if (first + u * step < packs) {
-                load16_hinted(w[u], p + first + u * step, policy);
+                load16_hinted<SKIP_L1>(w[u], p + first + u * step, policy);
                 valid = u + 1;
             }
         }
@@ -821,10 +828,10 @@ __device__ inline void reread_walk(const void *row, int64_t packs, uint64_t poli
 
 // Version 6's second walk: pack `at` of the output row is out(w, at, r), from pack `at` of the input row (its words
 // w), narrowed from the S values r and streamed to memory (st.global.cs: no line of it is read again).
-template <int U, typename T, typename Out>
+template <int U, bool SKIP_L1 = false, typename T, typename Out>
 __device__ inline void reread_write(const T *in_row, T *out_row, int64_t packs, uint64_t policy, Out out) {
     uint4 *dst = reinterpret_cast<uint4 *>(out_row);
-    reread_walk<U>(in_row, packs, policy, [&](const uint32_t (&w)[U][4], int valid, int64_t first) {
+    reread_walk<U, SKIP_L1>(in_row, packs, policy, [&](const uint32_t (&w)[U][4], int valid, int64_t first) {
 #pragma unroll
         for (int k = 0; k < U; ++k) {
             if (k >= valid) continue;
@@ -1365,7 +1372,8 @@ struct Plan {
     size_t table_bytes = 0;    // the table's bytes in the workspace
     int registers = 0;         // a kernel capped at fewer registers than its block size allows (norms: capped_backward)
     int held = 0;              // HOLD_PARAMS: the vectors each thread holds in shared memory (weight, bias)
-    int fixed = 0;             // whole rows that fill their group exactly: the kernel built for this group (fixed_ctx)
+    bool fixed = false;        // whole rows that fill their group exactly: the kernel built for this length (fixed_ctx)
+    bool skip_l1 = false;      // version 6: x's loads skip L1, left to the weight and bias (reread_skips_l1)
 };
 
 inline int64_t ceil_div(int64_t a, int64_t b) {
@@ -1487,6 +1495,22 @@ cudaError_t reread_block(Kernel kernel, int64_t row_bytes, int *threads) {
     });
     *threads = (int)found;
     return asked;
+}
+
+// Whether version 6's loads of x skip L1 (L1::no_allocate): where a row and the vectors each row reads beside it
+// (`vectors` of them: LayerNorm's weight and bias) do not fit together in an SM's L1, which shares its storage with
+// shared memory. Kept in L1, x's lines push out the weight and bias, which every row then reads from L2 again; a row
+// that fits L1 beside them (or alone) gains from its second walk's L1 hits. Measured on the H100 (228 KB of shared
+// memory an SM; NOTES.md, "Twenty-fifth pass"), % of the copy, L1 kept -> skipped: LayerNorm float32 4096 x 32768
+// (384 KB with weight and bias) 94.2 -> 95.4; bf16 4096 x 32768 (192 KB) 96.6 -> 95.3, float32 8192 x 12288 98.5 ->
+// 97.9, the softmax float32 4096 x 32768 (128 KB, no vectors) 98.8 -> 98.0; RMSNorm float32 4096 x 32768 (256 KB)
+// 99.0 both ways, so RMSNorm keeps its kernels as they are.
+inline cudaError_t reread_skips_l1(int64_t row_bytes, int vectors, bool *skip) {
+    int device = 0, shared = 0;
+    CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
+    CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&shared, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+    *skip = vectors > 0 && (1 + vectors) * row_bytes > (int64_t)shared;
+    return cudaSuccess;
 }
 
 // Version 6 over a cluster, where version 0 takes it (reread_choice): rows of 16-bit LayerNorm too long for a block
@@ -1964,8 +1988,8 @@ inline void describe(const Plan &p, char *text, size_t bytes) {
     if (p.mode == kReread) {
         snprintf(text, bytes,
                  "reread: a %d-thread block per row walks it twice (the second time from L2), %d packs of 16 bytes "
-                 "per thread a step, %lld blocks",
-                 p.block, p.ppt, (long long)p.grid);
+                 "per thread a step%s, %lld blocks",
+                 p.block, p.ppt, p.skip_l1 ? " (x past L1, which keeps the weight and bias)" : "", (long long)p.grid);
         return;
     }
     static const char *names[] = {"registers", "cluster", "split", "split"};

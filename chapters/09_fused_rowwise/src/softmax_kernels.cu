@@ -331,7 +331,7 @@ cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const 
         // float32 measured the same (99.5), and the backward built so 0.7-0.9 points slower (NOTES.md, "Twenty-fourth
         // pass").
         if constexpr (sizeof(T) == 2) {
-            if (const auto fixed = pick_fixed<T, 4, FixedForward<T>>(p, n, tuning)) kernel = fixed, p.fixed = p.group;
+            if (const auto fixed = pick_fixed<T, 4, FixedForward<T>>(p, n, tuning)) kernel = fixed, p.fixed = true;
         }
         if (kernel == nullptr) return cudaErrorInvalidValue;
         CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 0, rows, n, sizeof(A), sizeof(MaxSum<A>), 0, &p));

@@ -250,12 +250,14 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
     rows in flight fit a third of L2, in blocks of 512 where two an SM fit, else of 1024 (the kernels take 40-64
     registers: two blocks of 512 an SM, one of 1024), a block a row; 16-bit LayerNorm rows too long for that take it
     over a cluster (sm_90) of a block of 512 for each 64 KB, up to 8; the backward, a tuned plan and unaligned rows
-    never do, and version 6 by name takes the same block. The values it then computes: test_reread_every_dtype,
-    test_reread_over_a_cluster (version 6 by name) and the long-row tests of version 0."""
+    never do, and version 6 by name takes the same block. LayerNorm's loads of x skip L1 in a block a row whose row,
+    weight and bias overflow the SM's shared memory (reread_skips_l1). The values it then computes:
+    test_reread_every_dtype, test_reread_over_a_cluster (version 6 by name) and the long-row tests of version 0."""
     props = torch.cuda.get_device_properties(0)
+    l1 = props.shared_memory_per_multiprocessor
     sms, budget = props.multi_processor_count, props.L2_cache_size // 3
     clusters = torch.cuda.get_device_capability()[0] >= 9
-    taken = {"rms_norm": 0, "layer_norm": 0, "softmax": 0, "over a cluster": 0}
+    taken = {"rms_norm": 0, "layer_norm": 0, "softmax": 0, "over a cluster": 0, "past L1": 0}
     for dtype in (torch.bfloat16, torch.float16, torch.float32):
         size = torch.tensor([], dtype=dtype).element_size()
         for n in (8192, 16384, 24576, 32768, 65536, 1 << 17, 1 << 18, 1 << 19):
@@ -275,6 +277,9 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
                 if expected:
                     assert text.startswith(f"reread: a {block}-thread block"), (op, dtype, n, text)
                     assert text.endswith(f", {x.shape[0]} blocks"), text  # a block a row
+                    skips = op == "layer_norm" and 3 * row > l1  # the row, its weight and its bias
+                    assert ("x past L1" in text) == skips, (op, dtype, n, text)
+                    taken["past L1"] += skips
                 if over:
                     assert text.startswith(f"reread: a cluster of {segments} 512-thread blocks"), (op, dtype, n, text)
                     assert text.endswith(f", {x.shape[0] * segments} blocks"), text  # two rows: a cluster each
@@ -288,6 +293,7 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
     if props.L2_cache_size >= 48 * 2**20 and sms <= 132:  # an H100: the rule is not idle
         assert taken["rms_norm"] >= 2 and taken["layer_norm"] >= 4 and taken["softmax"] >= 4, taken
         assert taken["over a cluster"] >= 4, taken  # bf16 and fp16 rows of 2^17 and 2^18
+        assert taken["past L1"] >= 2, taken  # float32 rows of 24576 and 32768
 
 
 @pytest.mark.parametrize("tune", [[128, 2, 0], [512, 4, 0], [0, 0, 3], [0, 0, 3, 1], [0, 0, 3, 1000], [256, 2, 0, 1]])
