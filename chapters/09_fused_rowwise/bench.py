@@ -293,7 +293,7 @@ def main() -> int:
     columns = ["op", "dtype", "shape", "pass", "impl", "time_us", "min_us", "max_us", "host_us", "GB/s", "% of copy"]
     columns.append("vs ours")
     table = Table("fused row-wise ops (median of rounds)", columns)
-    goals = Goals("Goals (H100), from this run")
+    goals = Goals("Goals (the chapter's, the same on every GPU), from this run")
     # Every measurement is saved as soon as it is taken: the whole run takes longer than one 10-minute GPU call, so
     # `--resume` (make bench RESUME=1) continues a run where the last call stopped and reports all of it.
     saved = args.out / "rounds.json"
