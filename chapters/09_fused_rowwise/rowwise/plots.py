@@ -3,6 +3,8 @@
 rows_to_threads.png   how rows map to threads: several rows per warp, a block per row (16-byte packs, interleaved
                       so that a warp reads contiguous memory), a row over a cluster of blocks
 roofline.png          where each op sits on chapter 07's roofline (H100 figures)
+h100_vs_h200.png      ours in % of the device copy, each bench line on the H100 against the same line on the H200
+                      (from results/h100/summary.md and results/h200/summary.md)
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
 IMAGES = Path(__file__).resolve().parents[1] / "images"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 COLORS = plt.get_cmap("tab10").colors
 
 
@@ -112,9 +115,62 @@ def roofline(path: Path) -> Path:
     return path
 
 
+def ours_in_summary(machine: str) -> dict[tuple[str, str, str, str], float]:
+    """Ours in % of the copy, per (op, dtype, shape, pass), from results/<machine>/summary.md (make bench's table)."""
+    ours = {}
+    for line in (RESULTS / machine / "summary.md").read_text().splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) > 4 and cells[0] in ("softmax", "layer_norm", "rms_norm"):
+            ours[tuple(cells[:4])] = float(cells[4].strip("*"))
+    return ours
+
+
+ROW_KINDS = {  # the bench's shapes by kind of row
+    "rows that fit a block": ("16384x4096", "65536x1024"),
+    "odd rows (16384 x 4097)": ("16384x4097",),
+    "rows longer than a block (4096 x 32768)": ("4096x32768",),
+    "rows of 2^18 (512 x 262144)": ("512x262144",),
+}
+
+
+def h100_vs_h200(path: Path) -> Path:
+    h100, h200 = ours_in_summary("h100"), ours_in_summary("h200")
+    fig, ax = plt.subplots(figsize=(7.5, 6.5))
+    ax.plot([55, 105], [55, 105], "k-", lw=0.8, label="as fast on both")
+    for i, (kind, shapes) in enumerate(ROW_KINDS.items()):
+        for pass_, marker in (("fwd", "o"), ("fwd+bwd", "s")):
+            keys = [k for k in h100 if k in h200 and k[2] in shapes and k[3] == pass_]
+            ax.scatter(
+                [h100[k] for k in keys],
+                [h200[k] for k in keys],
+                color=COLORS[i],
+                marker=marker,
+                alpha=0.8,
+                label=f"{kind}, {pass_}" if keys else None,
+            )
+    ax.set(
+        xlim=(55, 105),
+        ylim=(55, 105),
+        xlabel="H100: ours, % of the device copy (3.0 TB/s)",
+        ylabel="H200: ours, % of the device copy (4.0-4.2 TB/s)",
+        title="The same kernels and plans on two GPUs:\nunder the line, further from the copy on the H200",
+    )
+    ax.set_aspect("equal")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return path
+
+
 def main() -> None:
     IMAGES.mkdir(exist_ok=True)
-    for path in (rows_to_threads(IMAGES / "rows_to_threads.png"), roofline(IMAGES / "roofline.png")):
+    for path in (
+        rows_to_threads(IMAGES / "rows_to_threads.png"),
+        roofline(IMAGES / "roofline.png"),
+        h100_vs_h200(IMAGES / "h100_vs_h200.png"),
+    ):
         print("wrote", path.relative_to(IMAGES.parent))
 
 
