@@ -585,9 +585,9 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     // measured best on the H100 (NOTES.md, "Long rows: the switches measured", "The prefetch's loop").
     const int defaults = ROWWISE_FLAG_MAILBOX | ROWWISE_FLAG_PREFETCH_L2;
     // A forward of rows too long for a block, whose rows in flight fit L2: version 6, and its block (reread_choice);
-    // 16-bit LayerNorm rows too long for that: version 6 over a cluster. reread_choice sizes the block by the
-    // occupancy of the plain build for the packs a step asked; the launch takes the build for clusters where the plan
-    // has several blocks a row (reread_ctx).
+    // 16-bit LayerNorm rows too long for that: version 6 over a cluster. Where the memory is fast, shorter rows too
+    // (fast_reread_choice). reread_choice sizes the block by the occupancy of the plain build for the packs a step
+    // asked; the launch takes the build for clusters where the plan has several blocks a row (reread_ctx).
     const auto reread_kernel = [](int step, bool cluster) {
         if constexpr (RMS)
             return cluster ? reread_pick(step, rms_norm_reread_kernel<T, 1, true>, rms_norm_reread_kernel<T, 2, true>,
@@ -600,16 +600,20 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
                            : reread_pick(step, layer_norm_reread_kernel<T, 1, false>,
                                          layer_norm_reread_kernel<T, 2, false>, layer_norm_reread_kernel<T, 4, false>);
     };
-    const auto reread = reread_kernel(reread_step(tuning), false);
     rowwise_tuning chosen;
+    CUDA_RETURN_IF_ERROR(fast_reread_choice<T>(RMS ? ROWWISE_RMS_NORM : ROWWISE_LAYER_NORM, &version, backward, n,
+                                               p.packed, tuning, whole_threads(RMS), &chosen, &tuning));
+    const auto reread = reread_kernel(reread_step(tuning), false);
     CUDA_RETURN_IF_ERROR(reread_choice<T>(&version, backward, n, p.packed, tuning, whole_threads(RMS),
                                           !RMS && sizeof(T) == 2 && device_has_clusters(), reread, &chosen, &tuning));
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults, whole_threads(RMS)))
         return cudaErrorInvalidValue;
-    // The norms' own plans, where tune leaves the choice to the kernels: each rule below sets one field (a backward's
-    // or a forward's, never both), then shape_plan runs once more.
+    // The norms' own plans, where tune leaves the choice to the kernels: each rule below sets a backward's fields or a
+    // forward's, never both, then shape_plan runs once more. Some were measured on the H100 and others where the
+    // memory is fast (device_fast_memory: the H200).
     rowwise_tuning own = tuning ? *tuning : rowwise_tuning{};
-    bool replan = false;
+    bool replan = false, fast = false;
+    CUDA_RETURN_IF_ERROR(device_fast_memory(&fast));
     // The capped bfloat16 RMSNorm backward (CappedBackward) runs blocks of 128: rows over kClusterMin blocks of 256
     // take twice the blocks.
     if (backward && CappedBackward<T, RMS>::threads == 128 && p.flags && p.mode == kCluster && p.ppt == 2 &&
@@ -622,10 +626,25 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     // 4 -> 2 packs: bf16 rows of 1024-4096 97.1-97.7 -> 98.3-99.0, float32 rows of 1000-2048 98.6-99.8 -> 99.4-101.3;
     // float32 rows of 4096 (512 threads at 2 packs) 98.3 -> 92.9; LayerNorm and the softmax slower at 2 (NOTES.md,
     // "Sixteenth pass").
+    // Where the memory is faster (device_fast_memory: the H200), 2 packs only where that makes at most 64 threads a
+    // row, in blocks of 64, and 4 elsewhere. H200, % of the copy, the H100's rule -> this one: bf16 rows of 512 95.8
+    // -> 96.8, 1024 93.9 -> 98.2, 2048 93.4 -> 96.4, 4096 91.4-93.6 -> 93.9-96.3; float32 rows of 512 91.1 -> 97.2,
+    // 1024 89.8 -> 95.0-96.2, 2048 89.2 -> 95.6 (NOTES.md, "Twenty-sixth pass").
     if (RMS && !backward && (std::is_same<T, float>::value || std::is_same<T, __nv_bfloat16>::value) &&
         p.mode == kWhole && p.packed == kPacks && p.ppt == 4 && !own.packs_per_thread &&
-        ceil_div(n, 2 * (int64_t)Pack<T>::size) <= 256) {
+        ceil_div(n, 2 * (int64_t)Pack<T>::size) <= (fast ? 64 : 256)) {
         own.packs_per_thread = 2;
+        if (fast && !own.block_threads) own.block_threads = 64;
+        replan = true;
+    }
+    // bfloat16 backward whole rows of 16-byte packs where the memory is fast: blocks of 128 threads (or the row's
+    // group where that is larger: a row a block), not 512. H200, % of the copy, blocks of 512 -> 128, RMSNorm and
+    // LayerNorm: rows of 512 87.2 -> 90.3 and 79.9 -> 83.3, 1024 87.6 -> 91.0 and 74.3 -> 76.2, 2048 86.8 -> 88.9 and
+    // 75.8 -> 76.8, 4096 (256 threads a row) 85.5 -> 88.5 and 69.6 -> 72.3 (NOTES.md, "Twenty-sixth pass"). float32
+    // measured the same or slower (RMSNorm rows of 512: 95.3 -> 94.1); float16 was not measured.
+    if (backward && fast && std::is_same<T, __nv_bfloat16>::value && p.mode == kWhole && p.packed == kPacks &&
+        p.block > p.group && p.block > 128 && !own.block_threads) {
+        own.block_threads = 128;
         replan = true;
     }
     // LayerNorm forward whole rows in the aligned-body layout (odd n) whose row spans warps: a block per row, not

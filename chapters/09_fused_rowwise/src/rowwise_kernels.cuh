@@ -1452,6 +1452,24 @@ inline bool device_has_clusters() {
     return major >= 9 && launch != 0;
 }
 
+// The device memory's peak bytes per SM cycle: memory clock x 2 (double data rate) x bus width, over SMs x SM clock.
+// By the datasheets 12.8 on the H100 SXM (3.35 TB/s, 132 SMs at 1.98 GHz) and 18.4 on the H200 (4.8 TB/s, the same
+// SMs). The planner's rules were measured on the H100; a few take other plans where the memory moves more than
+// kFastMemoryBytesPerCycle a cycle, as measured on the H200 (NOTES.md, "Twenty-sixth pass"). A query that fails is
+// the caller's error.
+constexpr double kFastMemoryBytesPerCycle = 16.0;
+inline cudaError_t device_fast_memory(bool *fast) {
+    int device = 0, memory_khz = 0, bus_bits = 0, sm_khz = 0, sms = 0;
+    CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
+    CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, device));
+    CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device));
+    CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, device));
+    CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    const double per_cycle = sm_khz > 0 && sms > 0 ? 2.0 * memory_khz * (bus_bits / 8.0) / ((double)sms * sm_khz) : 0;
+    *fast = per_cycle > kFastMemoryBytesPerCycle;
+    return cudaSuccess;
+}
+
 // Version 6's kernel for a plan's packs a thread a step (p.ppt: 1, 2 or 4; the kernels' template parameter U).
 template <typename Kernel>
 Kernel reread_pick(int ppt, Kernel one, Kernel two, Kernel four) {
@@ -1563,6 +1581,47 @@ cudaError_t reread_choice(int *version, int backward, int64_t n, int packed, con
     }
     *chosen = tuning ? *tuning : rowwise_tuning{};
     chosen->block_threads = threads;
+    *use = chosen;
+    return cudaSuccess;
+}
+
+// Version 0's choice of version 6 where the memory is fast (device_fast_memory: the H200), before reread_choice:
+// forwards of rows of 16-byte packs that take more than half the op's whole-row limit at 4 packs a thread (whole_limit
+// / 2 < threads <= whole_limit: the softmax and LayerNorm 16-bit rows of 8193-16384 elements, RMSNorm 16-bit rows of
+// 16385-32768, float32 RMSNorm rows of 8193-16384 and softmax rows of 4097-8192) and that are a whole number of the
+// block's steps take version 6 with the block and packs a step the H200 measured best, instead of the whole row in
+// one large block's registers. Version 6 reads the row twice (the second time from L2) but holds a few packs a
+// thread, so that more rows are in flight an SM; a last step that fills part of the block lost (float32 softmax 4096
+// x 6144, 1.5 steps: 97.5 -> 85.5) or tied (fp16 4096 x 12288: 75.0 -> 74.7). H200, % of the copy, registers ->
+// version 6 (NOTES.md, "Twenty-sixth pass", "Twenty-seventh pass"): softmax bf16 4096 x
+// 16384 80.5 -> 87.7, fp16 76.5 -> 88.7, float32 4096 x 8192 90.0 -> 93.8 (512 threads, 2 packs a step); LayerNorm
+// bf16 4096 x 16384 72.2 -> 77.6, fp16 71.6 -> 77.9 (512, 4); RMSNorm bf16 4096 x 32768 81.6 -> 90.9, 2048 x 32768
+// 79.9 -> 85.4, fp16 4096 x 32768 81.7 -> 90.6 (512, 2), float32 2048 x 16384 81.7 -> 92.5 (1024, 2). float32
+// LayerNorm kept its registers (4096 x 8192: 85.0, version 6 at best 84.0). A tuned plan is the caller's. Sets
+// *version and *use (pointing at *chosen) where it applies; returns the error of a device query that failed.
+template <typename T>
+cudaError_t fast_reread_choice(int op, int *version, int backward, int64_t n, int packed, const rowwise_tuning *tuning,
+                               int whole_limit, rowwise_tuning *chosen, const rowwise_tuning **use) {
+    if (*version != ROWWISE_AUTO || backward || packed != kPacks) return cudaSuccess;
+    if (tuning && (tuning->block_threads || tuning->packs_per_thread || tuning->blocks_per_row || tuning->flags))
+        return cudaSuccess;
+    int threads = 512, step = 2;  // 16-bit rows and the float32 softmax
+    if (sizeof(T) == 2) {
+        if (op == ROWWISE_LAYER_NORM) step = 4;
+    } else if (std::is_same<T, float>::value && op == ROWWISE_RMS_NORM) {
+        threads = 1024;
+    } else if (!(std::is_same<T, float>::value && op == ROWWISE_SOFTMAX)) {
+        return cudaSuccess;
+    }
+    const int64_t longest = (int64_t)whole_limit * 4 * Pack<T>::size;  // the longest row a block holds at 4 packs
+    if (n <= longest / 2 || n > longest || n % ((int64_t)threads * step * Pack<T>::size) != 0) return cudaSuccess;
+    bool fast = false;
+    CUDA_RETURN_IF_ERROR(device_fast_memory(&fast));
+    if (!fast) return cudaSuccess;
+    *version = ROWWISE_REREAD;
+    *chosen = tuning ? *tuning : rowwise_tuning{};  // the caller's waves, if any
+    chosen->block_threads = threads;
+    chosen->packs_per_thread = step;
     *use = chosen;
     return cudaSuccess;
 }

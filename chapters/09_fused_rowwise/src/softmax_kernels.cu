@@ -300,17 +300,20 @@ cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const 
     // Rows over several blocks: the next row staged in shared memory (forward) and the mailbox in a cluster, measured
     // best on the H100 (NOTES.md, "Long rows: the switches measured").
     const int defaults = backward ? ROWWISE_FLAG_MAILBOX : ROWWISE_FLAG_MAILBOX | ROWWISE_FLAG_STAGE_NEXT;
-    // Version 6, and its block, for rows too long for a block whose rows in flight fit L2: reread_choice sizes the
-    // block by the occupancy of the plain build for the packs a step asked; the launch takes the build for clusters
-    // where the plan has several blocks a row (tune; reread_ctx).
+    // Version 6, and its block, for rows too long for a block whose rows in flight fit L2 (and, where the memory is
+    // fast, shorter ones: fast_reread_choice): reread_choice sizes the block by the occupancy of the plain build for
+    // the packs a step asked; the launch takes the build for clusters where the plan has several blocks a row (tune;
+    // reread_ctx).
     const auto reread_kernel = [](int step, bool cluster) {
         return cluster ? reread_pick(step, softmax_reread_kernel<T, 1, true>, softmax_reread_kernel<T, 2, true>,
                                      softmax_reread_kernel<T, 4, true>)
                        : reread_pick(step, softmax_reread_kernel<T, 1, false>, softmax_reread_kernel<T, 2, false>,
                                      softmax_reread_kernel<T, 4, false>);
     };
-    const auto reread = reread_kernel(reread_step(tuning), false);
     rowwise_tuning chosen;
+    CUDA_RETURN_IF_ERROR(
+        fast_reread_choice<T>(ROWWISE_SOFTMAX, &version, backward, n, p.packed, tuning, kMaxThreads, &chosen, &tuning));
+    const auto reread = reread_kernel(reread_step(tuning), false);
     CUDA_RETURN_IF_ERROR(
         reread_choice<T>(&version, backward, n, p.packed, tuning, kMaxThreads, false, reread, &chosen, &tuning));
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults)) return cudaErrorInvalidValue;

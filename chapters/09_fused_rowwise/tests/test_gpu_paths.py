@@ -45,6 +45,15 @@ def rows_for(n, small):
     return max(1, min(300, (1 << 20 if not small else 1 << 16) // max(n, 1)))
 
 
+def fast_memory() -> bool:
+    """Whether this GPU's memory moves more than 16 bytes per SM cycle (rowwise_kernels.cuh's device_fast_memory: the
+    H200's 18.4, not the H100's 12.8), from the same device properties."""
+    p = torch.cuda.get_device_properties(torch.cuda.current_device())
+    if not all(hasattr(p, name) for name in ("memory_clock_rate", "memory_bus_width", "clock_rate")):
+        pytest.skip("this torch's device properties lack the memory clock, bus width or SM clock")
+    return 2 * p.memory_clock_rate * p.memory_bus_width / 8 / (p.multi_processor_count * p.clock_rate) > 16
+
+
 def check_gradients(op, x, w, b, dy, version=0, tol=(1e-4, 1e-5)):
     """Our gradients of x, the weight and the bias against torch's in float64 on the CPU, each over its largest value
     (tol: rtol, atol)."""
@@ -252,12 +261,16 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
     over a cluster (sm_90) of a block of 512 for each 64 KB, up to 8; the backward, a tuned plan and unaligned rows
     never do, and version 6 by name takes the same block. LayerNorm's loads of x skip L1 in a block a row whose row,
     weight and bias overflow the SM's shared memory (reread_skips_l1). The values it then computes:
-    test_reread_every_dtype, test_reread_over_a_cluster (version 6 by name) and the long-row tests of version 0."""
+    test_reread_every_dtype, test_reread_over_a_cluster (version 6 by name) and the long-row tests of version 0.
+    Where the memory is fast (the H200), fast_reread_choice comes first: 16-bit rows that take more than half the
+    op's whole-row limit (and float32 RMSNorm's and the softmax's) take version 6 in the block and packs a step
+    measured there, where the row is a whole number of the block's steps."""
     props = torch.cuda.get_device_properties(0)
+    fast = fast_memory()
     shared = props.shared_memory_per_multiprocessor  # the rule's measure of L1 (L1 and shared memory share it)
     sms, budget = props.multi_processor_count, props.L2_cache_size // 3
     clusters = torch.cuda.get_device_capability()[0] >= 9
-    taken = {"rms_norm": 0, "layer_norm": 0, "softmax": 0, "over a cluster": 0, "past L1": 0}
+    taken = {"rms_norm": 0, "layer_norm": 0, "softmax": 0, "over a cluster": 0, "past L1": 0, "fast memory": 0}
     for dtype in (torch.bfloat16, torch.float16, torch.float32):
         size = torch.tensor([], dtype=dtype).element_size()
         for n in (8192, 16384, 24576, 32768, 65536, 1 << 17, 1 << 18, 1 << 19):
@@ -267,13 +280,26 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
             for op, threads in (("rms_norm", 1024), ("layer_norm", 512), ("softmax", 512)):
                 fits_registers = n <= threads * 4 * (16 // size)
                 expected = not fits_registers and block > 0
+                # fast_reread_choice's rows and plans: (threads, packs a step), or None
+                measured = size == 2 or op != "layer_norm"
+                fast_plan = None
+                if fast and measured and fits_registers and n > threads * 2 * (16 // size):
+                    fast_plan = (1024 if op == "rms_norm" and size == 4 else 512, 4 if op == "layer_norm" else 2)
+                    if n % (fast_plan[0] * fast_plan[1] * (16 // size)):
+                        fast_plan = None  # a last step that fills part of the block: registers
+                    taken["fast memory"] += fast_plan is not None
                 segments = -(-row // 65536)
                 over = op == "layer_norm" and size == 2 and clusters and not fits_registers and block == 0
                 over = over and segments <= 8
                 taken[op] += expected
                 taken["over a cluster"] += over
                 text = describe(x, op)
-                assert text.startswith("reread: ") == (expected or over), (op, dtype, n, text)
+                assert text.startswith("reread: ") == (expected or over or fast_plan is not None), (op, dtype, n, text)
+                if fast_plan is not None:
+                    want = f"reread: a {fast_plan[0]}-thread block per row"
+                    assert text.startswith(want) and f"{fast_plan[1]} packs of 16 bytes per thread a step" in text, text
+                    assert text.endswith(f", {x.shape[0]} blocks"), text
+                    check(op, torch.randn_like(x))
                 if expected:
                     assert text.startswith(f"reread: a {block}-thread block"), (op, dtype, n, text)
                     assert text.endswith(f", {x.shape[0]} blocks"), text  # a block a row
@@ -293,6 +319,8 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
     if props.L2_cache_size >= 48 * 2**20 and sms <= 132:  # an H100: the rule is not idle
         assert taken["rms_norm"] >= 2 and taken["layer_norm"] >= 4 and taken["softmax"] >= 4, taken
         assert taken["over a cluster"] >= 4, taken  # bf16 and fp16 rows of 2^17 and 2^18
+    if fast:  # 16-bit 16384 for the softmax and LayerNorm, 24576 and 32768 for RMSNorm; float32 RMSNorm 16384,
+        assert taken["fast memory"] == 10, taken  # the softmax 8192
         assert taken["past L1"] >= 2, taken  # float32 rows of 24576 and 32768
 
 
@@ -407,11 +435,14 @@ def test_describe_names_the_launch():
     x = torch.randn(16, 4096, device="cuda", dtype=torch.bfloat16)
     assert describe(x, "softmax").startswith("registers: ")
     # RMSNorm's forward keeps rows of up to 1024 threads x 4 packs in one block's registers (measured faster than a
-    # cluster there; the softmax and LayerNorm measured slower: rowwise_kernels.cuh, kMaxWholeThreads)
+    # cluster there; the softmax and LayerNorm measured slower: rowwise_kernels.cuh, kMaxWholeThreads); where the
+    # memory is fast, rows that long take version 6 (fast_reread_choice, its own test)
     long = torch.empty(2, 32768, device="cuda", dtype=torch.bfloat16)
+    fast = fast_memory()
     for dtype, n in ((torch.bfloat16, 32768), (torch.float16, 32768), (torch.float32, 16384)):
         rows = long[:, :n].to(dtype)
-        assert describe(rows, "rms_norm").startswith("registers: 1024 threads per row"), describe(rows, "rms_norm")
+        whole = "reread: " if fast else "registers: 1024 threads per row"
+        assert describe(rows, "rms_norm").startswith(whole), describe(rows, "rms_norm")
         assert describe(rows, "rms_norm", backward=True).startswith(("cluster: ", "registers: 512 threads"))
         # over blocks, or version 6 where the rows in flight fit L2 (reread_choice, its own test)
         assert describe(rows, "softmax").startswith(("cluster: ", "split: ", "reread: ")), describe(rows, "softmax")
@@ -459,7 +490,9 @@ def test_forwards_built_for_a_row_length_match_the_others(op, dtype):
             others = [plain, describe(x, "rms_norm"), describe(x, op, backward=True)]
             assert all("built for this row length" not in t for t in others), others
             fixed += "built for this row length" in text
-            if op == "softmax":
+            if op == "softmax" and text.startswith("reread: "):
+                pass  # float32 rows of 8192 where the memory is fast: version 6 (fast_reread_choice), other sums
+            elif op == "softmax":
                 assert torch.equal(softmax(x), softmax(x, tune=(256, 0, 0))), (n, rows, text)
             else:
                 w, b = params(n, dtype, "cuda")
@@ -529,26 +562,32 @@ def test_long_rows_take_the_switches_by_default(op, dtype):
 
 
 @pytest.mark.parametrize(
-    "op, dtype, n, packs",
+    "op, dtype, n, packs, fast_packs",
     [
-        ("rms_norm", torch.bfloat16, 4096, 2),  # 256 threads a row at 2 packs
-        ("rms_norm", torch.bfloat16, 1024, 2),
-        ("rms_norm", torch.float32, 2048, 2),
-        ("rms_norm", torch.float32, 4096, 4),  # 512 threads at 2 packs: measured slower, 4 kept
-        ("rms_norm", torch.bfloat16, 4097, 4),  # odd rows: an aligned body, not 16-byte packs
-        ("rms_norm", torch.float16, 4096, 4),  # not measured: 4 kept
-        ("layer_norm", torch.bfloat16, 4096, 4),
-        ("softmax", torch.bfloat16, 4096, 4),
+        ("rms_norm", torch.bfloat16, 4096, 2, 4),  # 256 threads a row at 2 packs
+        ("rms_norm", torch.bfloat16, 1024, 2, 2),  # 64 threads at 2 packs
+        ("rms_norm", torch.float32, 512, 2, 2),
+        ("rms_norm", torch.float32, 2048, 2, 4),
+        ("rms_norm", torch.float32, 4096, 4, 4),  # 512 threads at 2 packs: measured slower, 4 kept
+        ("rms_norm", torch.bfloat16, 4097, 4, 4),  # odd rows: an aligned body, not 16-byte packs
+        ("rms_norm", torch.float16, 4096, 4, 4),  # not measured: 4 kept
+        ("layer_norm", torch.bfloat16, 4096, 4, 4),
+        ("softmax", torch.bfloat16, 4096, 4, 4),
     ],
     ids=str,
 )
-def test_rms_norm_whole_row_forwards_take_2_packs_up_to_256_threads(op, dtype, n, packs, small):
+def test_rms_norm_whole_row_forwards_take_2_packs_where_a_row_takes_few_threads(op, dtype, n, packs, fast_packs, small):
     """RMSNorm's forward of whole rows of 16-byte packs (bf16, float32) takes 2 packs a thread where that makes at
-    most 256 threads a row (norm_kernels.cu, norm_run); the other ops and layouts keep 4. tune's packs still rule, and
-    the output matches the float64 reference either way."""
+    most 256 threads a row, or, where the memory is fast (the H200), at most 64, in blocks of 64 (norm_kernels.cu,
+    norm_run); the other ops and layouts keep 4. tune's packs still rule, and the output matches the float64
+    reference either way."""
     x = inputs((rows_for(n, small), n), dtype, "cuda")
     text = describe(x, op)
-    assert text.startswith("registers:") and f"{packs} packs of 16 bytes" in text, text
+    fast = op == "rms_norm" and fast_memory()
+    want = fast_packs if fast else packs
+    assert text.startswith("registers:") and f"{want} packs of 16 bytes" in text, text
+    if fast and want == 2:
+        assert "64-thread blocks" in text, text
     if op == "rms_norm":
         assert "4 packs of 16 bytes" in describe(x, op, tune=[0, 4, 0, 0, 0])
         check(op, x)
