@@ -300,12 +300,16 @@ def main() -> int:
     store = json.loads(saved.read_text()) if args.resume and saved.exists() else {}
     for dtype_name in args.dtypes:
         dtype = DTYPES[dtype_name]
+        size = torch.empty((), dtype=dtype).element_size()
         for shape in shapes:
             m, n = shape
+            # The plan of the whole shape (its grid depends on the rows), not of a sample of rows: describe reads only
+            # the shape, so one uninitialised tensor serves every op, freed before anything is timed.
+            whole = torch.empty(m, n, device="cuda", dtype=dtype)
+            launches = {op: rowwise.describe(whole, op) for op in args.ops}
+            del whole
             for op in args.ops:
-                size = torch.empty((), dtype=dtype).element_size()
-                # The plan of the whole shape (its grid depends on the rows), not of a sample of rows.
-                launch = rowwise.describe(torch.empty(m, n, device="cuda", dtype=dtype), op)
+                launch = launches[op]
                 for backward in (False, True):
                     if backward and shape == LONG_SHAPE:
                         continue  # the long-row goal is the forward's
