@@ -319,9 +319,9 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
     if props.L2_cache_size >= 48 * 2**20 and sms <= 132:  # an H100: the rule is not idle
         assert taken["rms_norm"] >= 2 and taken["layer_norm"] >= 4 and taken["softmax"] >= 4, taken
         assert taken["over a cluster"] >= 4, taken  # bf16 and fp16 rows of 2^17 and 2^18
+        assert taken["past L1"] >= 2, taken  # float32 rows of 24576 and 32768
     if fast:  # 16-bit 16384 for the softmax and LayerNorm, 24576 and 32768 for RMSNorm; float32 RMSNorm 16384,
         assert taken["fast memory"] == 10, taken  # the softmax 8192
-        assert taken["past L1"] >= 2, taken  # float32 rows of 24576 and 32768
 
 
 @pytest.mark.parametrize("tune", [[128, 2, 0], [512, 4, 0], [0, 0, 3], [0, 0, 3, 1], [0, 0, 3, 1000], [256, 2, 0, 1]])
@@ -506,6 +506,27 @@ def test_forwards_built_for_a_row_length_match_the_others(op, dtype):
             assert ("built for this row length" in text) == built, text
     # 1024 ... 8192 in 16-bit types, 512 ... 4096 in float32; two row counts each
     assert fixed == (2 * 4 if built else 0), fixed
+
+
+@pytest.mark.parametrize("op", ["rms_norm", "layer_norm"])
+def test_bf16_norm_backwards_take_blocks_of_128_where_the_memory_is_fast(op):
+    """The bf16 norms' backward of whole rows of 16-byte packs runs in blocks of 128 threads, or a row a block where a
+    row takes more, where the memory is fast (norm_run; the H200), and in blocks of 512 elsewhere; float32 and
+    float16 keep 512 on both. The gradients match float64 either way."""
+    fast = fast_memory()
+    for n, group in ((512, 32), (1024, 64), (4096, 256), (8192, 512)):
+        x = torch.empty(64, n, device="cuda", dtype=torch.bfloat16)
+        text = describe(x, op, backward=True)
+        block = max(group, 128) if fast else 512
+        assert f"{group} threads per row" in text and f", {block}-thread blocks" in text, (n, text)
+        for other in (torch.float16, torch.float32) if n <= 4096 else (torch.float16,):  # float32 8192: a cluster
+            assert ", 512-thread blocks" in describe(x.to(other), op, backward=True), (n, other)
+    for n in (1024, 4096):
+        rows = 37  # a last block of 128 threads (two rows of 64) half full
+        x = inputs((rows, n), torch.bfloat16, "cuda")
+        w, b = params(n, torch.bfloat16, "cuda")
+        dy = inputs((rows, n), torch.bfloat16, "cuda", seed=3)
+        check_gradients(op, x, w, b, dy, tol=(2e-2, 2e-2))
 
 
 def test_odd_rows_take_the_weights_table_where_it_pays():
