@@ -153,7 +153,8 @@ def h100_vs_h200(path: Path) -> Path:
         ylim=(55, 105),
         xlabel="H100: ours, % of the device copy (3.0 TB/s)",
         ylabel="H200: ours, % of the device copy (4.0-4.2 TB/s)",
-        title="The same kernels on two GPUs, each with its own plans:\nunder the line, further from the copy on the H200",
+        title="The same kernels on two GPUs, each with its own plans:\n"
+        "under the line, further from the copy on the H200",
     )
     ax.set_aspect("equal")
     ax.grid(True, alpha=0.3)
