@@ -1455,18 +1455,25 @@ inline bool device_has_clusters() {
 // The device memory's peak bytes per SM cycle: memory clock x 2 (double data rate) x bus width, over SMs x SM clock.
 // By the datasheets 12.8 on the H100 SXM (3.35 TB/s, 132 SMs at 1.98 GHz) and 18.4 on the H200 (4.8 TB/s, the same
 // SMs). The planner's rules were measured on the H100; a few take other plans where the memory moves more than
-// kFastMemoryBytesPerCycle a cycle, as measured on the H200 (NOTES.md, "Twenty-sixth pass"). A query that fails is
-// the caller's error.
+// kFastMemoryBytesPerCycle a cycle, as measured on the H200 (NOTES.md, "Twenty-sixth pass"). Asked once per device
+// (remembered, keyed on this function: the planner calls it on every launch). A query that fails is the caller's
+// error.
 constexpr double kFastMemoryBytesPerCycle = 16.0;
 inline cudaError_t device_fast_memory(bool *fast) {
-    int device = 0, memory_khz = 0, bus_bits = 0, sm_khz = 0, sms = 0;
-    CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
-    CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, device));
-    CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device));
-    CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, device));
-    CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    const double per_cycle = sm_khz > 0 && sms > 0 ? 2.0 * memory_khz * (bus_bits / 8.0) / ((double)sms * sm_khz) : 0;
-    *fast = per_cycle > kFastMemoryBytesPerCycle;
+    int64_t answer = 0;
+    CUDA_RETURN_IF_ERROR(remembered(&device_fast_memory, 0, 0, 0, &answer, [](int64_t *value) {
+        int device = 0, memory_khz = 0, bus_bits = 0, sm_khz = 0, sms = 0;
+        CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
+        CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&memory_khz, cudaDevAttrMemoryClockRate, device));
+        CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device));
+        CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, device));
+        CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        const double per_cycle =
+            sm_khz > 0 && sms > 0 ? 2.0 * memory_khz * (bus_bits / 8.0) / ((double)sms * sm_khz) : 0;
+        *value = per_cycle > kFastMemoryBytesPerCycle;
+        return cudaSuccess;
+    }));
+    *fast = answer != 0;
     return cudaSuccess;
 }
 
