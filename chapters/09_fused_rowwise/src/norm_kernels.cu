@@ -605,7 +605,8 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
                                                p.packed, tuning, whole_threads(RMS), &chosen, &tuning));
     const auto reread = reread_kernel(reread_step(tuning), false);
     CUDA_RETURN_IF_ERROR(reread_choice<T>(&version, backward, n, p.packed, tuning, whole_threads(RMS),
-                                          !RMS && sizeof(T) == 2 && device_has_clusters(), reread, &chosen, &tuning));
+                                          !RMS && sizeof(T) == 2 && device_has_clusters() ? kRereadClusterRowBytes : 0,
+                                          reread, &chosen, &tuning));
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults, whole_threads(RMS)))
         return cudaErrorInvalidValue;
     // The norms' own plans, where tune leaves the choice to the kernels: each rule below sets a backward's fields or a

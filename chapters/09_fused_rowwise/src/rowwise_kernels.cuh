@@ -1544,23 +1544,26 @@ inline cudaError_t reread_skips_l1(int64_t row_bytes, int vectors, bool *skip) {
 // 8 blocks a row (the portable cluster), walking the rows (a wave of clusters). Measured on the H100 (NOTES.md,
 // "Eighteenth pass"), % of the copy, version 4 -> this: bf16 LayerNorm 512 x 2^18 67.7 -> 82.1, 1024 x 2^17 75.4 ->
 // 84.4. Not for float32 LayerNorm (2^18: 71.7 -> 71.1 at best), RMSNorm or the softmax (their version 4 as fast or
-// faster at these rows: RMSNorm bf16 2^17 87.1 -> 85.1, softmax float32 2^18 92.9 -> 87.9).
+// faster at these rows: RMSNorm bf16 2^17 87.1 -> 85.1, softmax float32 2^18 92.9 -> 87.9), except the softmax where
+// the memory is fast (the H200; softmax_run), whose float32 rows of up to twice that take segments of up to 128 KB.
 constexpr int64_t kRereadSegmentBytes = 64 * 1024;
 constexpr int kRereadClusterThreads = 512;
 constexpr int kRereadClusterMax = 8;
+constexpr int64_t kRereadClusterRowBytes = kRereadClusterMax * kRereadSegmentBytes;  // 512 KB: bf16 rows of 2^18
 
 // The block version 6 runs in, as a tuning (tuned: the caller's block; asked for by name: reread_block's, or
 // kRereadThreads where no block fits L2), and whether version 0 (AUTO) takes version 6: for a forward of 16-byte rows
 // that do not fit one block's registers (whole_limit threads x 4 packs: the op's whole-row limit) and that
 // reread_block fits in L2 (H100: the softmax and LayerNorm bf16 rows of 16385-66180 elements, float32 8193-33090;
-// RMSNorm bf16 32769-66180, float32 16385-33090), or, where the caller allows it (over_cluster: 16-bit LayerNorm on a
-// GPU with clusters), over a cluster of up to kRereadClusterMax blocks (bf16 rows of 66181-262144 elements).
+// RMSNorm bf16 32769-66180, float32 16385-33090), or, for rows of up to cluster_row_bytes (0: none; 16-bit LayerNorm
+// on a GPU with clusters: kRereadClusterRowBytes, bf16 rows of 66181-262144 elements), over a cluster of a block for
+// each kRereadSegmentBytes, up to kRereadClusterMax blocks (longer rows: longer segments).
 // `kernel` is the one the plan will launch (its occupancy). Sets *version to the version to plan and *use to the
 // tuning to plan it with (the caller's, or *chosen, naming the block); returns the error of a device query that
 // failed.
 template <typename T, typename Kernel>
 cudaError_t reread_choice(int *version, int backward, int64_t n, int packed, const rowwise_tuning *tuning,
-                          int whole_limit, bool over_cluster, Kernel kernel, rowwise_tuning *chosen,
+                          int whole_limit, int64_t cluster_row_bytes, Kernel kernel, rowwise_tuning *chosen,
                           const rowwise_tuning **use) {
     *use = tuning;
     if (backward || packed != kPacks || sizeof(T) == 8) return cudaSuccess;
@@ -1572,8 +1575,9 @@ cudaError_t reread_choice(int *version, int backward, int64_t n, int packed, con
         if (tuned || n <= (int64_t)whole_limit * 4 * Pack<T>::size) return cudaSuccess;  // tuned: the caller's plan
         CUDA_RETURN_IF_ERROR(reread_block(kernel, row_bytes, &threads));
         if (threads == 0) {
-            const int64_t blocks = ceil_div(row_bytes, kRereadSegmentBytes);
-            if (!over_cluster || blocks > kRereadClusterMax) return cudaSuccess;
+            if (row_bytes > cluster_row_bytes) return cudaSuccess;
+            int64_t blocks = ceil_div(row_bytes, kRereadSegmentBytes);
+            if (blocks > kRereadClusterMax) blocks = kRereadClusterMax;
             *version = ROWWISE_REREAD;
             *chosen = rowwise_tuning{kRereadClusterThreads, 0, (int)blocks, 1, 0};  // a wave of clusters walks the rows
             *use = chosen;

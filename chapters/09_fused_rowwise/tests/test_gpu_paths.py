@@ -258,9 +258,10 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
     thread in blocks of up to 1024 threads for RMSNorm, 512 for the softmax and LayerNorm) take version 6 when the
     rows in flight fit a third of L2, in blocks of 512 where two an SM fit, else of 1024 (the kernels take 40-64
     registers: two blocks of 512 an SM, one of 1024), a block a row; 16-bit LayerNorm rows too long for that take it
-    over a cluster (sm_90) of a block of 512 for each 64 KB, up to 8; the backward, a tuned plan and unaligned rows
-    never do, and version 6 by name takes the same block. LayerNorm's loads of x skip L1 in a block a row whose row,
-    weight and bias overflow the SM's shared memory (reread_skips_l1). The values it then computes:
+    over a cluster (sm_90) of a block of 512 for each 64 KB, up to 8 (and, where the memory is fast, softmax rows of
+    up to 512 KB in 16-bit types, float32 rows of 512 KB-1 MB in 8 segments); the backward, a tuned plan and
+    unaligned rows never do, and version 6 by name takes the same block. LayerNorm's loads of x skip L1 in a block
+    a row whose row, weight and bias overflow the SM's shared memory (reread_skips_l1). The values it then computes:
     test_reread_every_dtype, test_reread_over_a_cluster (version 6 by name) and the long-row tests of version 0.
     Where the memory is fast (the H200), fast_reread_choice comes first: 16-bit rows that take more than half the
     op's whole-row limit (and float32 RMSNorm's and the softmax's) take version 6 in the block and packs a step
@@ -288,9 +289,12 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
                     if n % (fast_plan[0] * fast_plan[1] * (16 // size)):
                         fast_plan = None  # a last step that fills part of the block: registers
                     taken["fast memory"] += fast_plan is not None
-                segments = -(-row // 65536)
-                over = op == "layer_norm" and size == 2 and clusters and not fits_registers and block == 0
-                over = over and segments <= 8
+                segments = min(-(-row // 65536), 8)
+                over = clusters and not fits_registers and block == 0
+                if op == "softmax":  # where the memory is fast: 16-bit rows of up to 512 KB, float32 of 512 KB-1 MB
+                    over = over and fast and (row <= 8 * 65536 if size == 2 else 8 * 65536 < row <= 8 * 2 * 65536)
+                else:
+                    over = over and op == "layer_norm" and size == 2 and row <= 8 * 65536
                 taken[op] += expected
                 taken["over a cluster"] += over
                 text = describe(x, op)
@@ -320,6 +324,8 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
         assert taken["rms_norm"] >= 2 and taken["layer_norm"] >= 4 and taken["softmax"] >= 4, taken
         assert taken["over a cluster"] >= 4, taken  # bf16 and fp16 rows of 2^17 and 2^18
         assert taken["past L1"] >= 2, taken  # float32 rows of 24576 and 32768
+    if fast and clusters:  # at least the softmax's rows of 2^18 in each dtype and 16-bit LayerNorm's
+        assert taken["over a cluster"] >= 3 + 2, taken
     if fast:  # 16-bit 16384 for the softmax and LayerNorm, 24576 and 32768 for RMSNorm; float32 RMSNorm 16384,
         assert taken["fast memory"] == 10, taken  # the softmax 8192
 
@@ -456,8 +462,10 @@ def test_describe_names_the_launch():
         for op in ("softmax", "layer_norm", "rms_norm"):
             assert describe(odd, op).startswith("registers: 1024 threads per row"), describe(odd, op)
             check(op, odd)
-    assert describe(torch.randn(2, 1 << 18, device="cuda"), "softmax").startswith("cluster: ")
-    assert describe(torch.randn(2, 1 << 18, device="cuda", dtype=torch.bfloat16), "softmax").startswith("cluster: ")
+    # rows of 2^18: version 6 over a cluster where the memory is fast (reread_choice, its own test)
+    for dtype in (torch.float32, torch.bfloat16):
+        text = describe(torch.randn(2, 1 << 18, device="cuda", dtype=dtype), "softmax")
+        assert text.startswith("reread: a cluster of 8" if fast else "cluster: "), text
     assert describe(x, "softmax", version=5).startswith("split: ")
     assert describe(x, "softmax", version=2).startswith("warp online")
     odd = torch.randn(16, 4097, device="cuda", dtype=torch.bfloat16)
