@@ -1394,6 +1394,12 @@ inline size_t align256(size_t bytes) {
     return (bytes + 255) / 256 * 256;
 }
 
+// Whether tune names a field of the plan (its block, packs, blocks a row or switches): version 0 then plans what the
+// caller asked instead of choosing. Its waves alone leave version 0 the choice.
+inline bool tuning_names_a_plan(const rowwise_tuning *tuning) {
+    return tuning && (tuning->block_threads || tuning->packs_per_thread || tuning->blocks_per_row || tuning->flags);
+}
+
 // The forward built for a plan's row length (fixed_ctx), where there is one: the plan takes whole rows of 16-byte
 // packs, PPT packs a thread, no switches, in blocks of kFixedBlock (every such plan's default); the row fills its
 // group of 32 to 256 threads exactly (n = group x PPT x pack size); and tune names no field (the kernels for any
@@ -1401,8 +1407,7 @@ inline size_t align256(size_t bytes) {
 // otherwise: the caller keeps its kernel.
 template <typename T, int PPT, typename Make>
 auto pick_fixed(const Plan &p, int64_t n, const rowwise_tuning *tuning) -> decltype(Make::template get<32>()) {
-    const bool tuned = tuning && (tuning->block_threads || tuning->packs_per_thread || tuning->blocks_per_row ||
-                                  tuning->waves || tuning->flags);
+    const bool tuned = tuning_names_a_plan(tuning) || (tuning && tuning->waves);
     if (tuned || p.mode != kWhole || p.packed != kPacks || p.flags || p.ppt != PPT || p.block != kFixedBlock ||
         n != (int64_t)p.group * PPT * Pack<T>::size)
         return nullptr;
@@ -1567,8 +1572,7 @@ cudaError_t reread_choice(int *version, int backward, int64_t n, int packed, con
                           const rowwise_tuning **use) {
     *use = tuning;
     if (backward || packed != kPacks || sizeof(T) == 8) return cudaSuccess;
-    const bool tuned =
-        tuning && (tuning->block_threads || tuning->packs_per_thread || tuning->blocks_per_row || tuning->flags);
+    const bool tuned = tuning_names_a_plan(tuning);
     const int64_t row_bytes = n * (int64_t)sizeof(T);
     int threads = 0;
     if (*version == ROWWISE_AUTO) {
@@ -1614,8 +1618,7 @@ template <typename T>
 cudaError_t fast_reread_choice(int op, int *version, int backward, int64_t n, int packed, const rowwise_tuning *tuning,
                                int whole_limit, rowwise_tuning *chosen, const rowwise_tuning **use) {
     if (*version != ROWWISE_AUTO || backward || packed != kPacks) return cudaSuccess;
-    if (tuning && (tuning->block_threads || tuning->packs_per_thread || tuning->blocks_per_row || tuning->flags))
-        return cudaSuccess;
+    if (tuning_names_a_plan(tuning)) return cudaSuccess;
     int threads = 512, step = 2;  // 16-bit rows and the float32 softmax
     if (sizeof(T) == 2) {
         if (op == ROWWISE_LAYER_NORM) step = 4;

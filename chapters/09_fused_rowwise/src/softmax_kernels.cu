@@ -323,9 +323,11 @@ cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const 
     bool fast = false;
     CUDA_RETURN_IF_ERROR(device_fast_memory(&fast));
     int64_t cluster_row_bytes = 0;
-    if (fast && device_has_clusters() && sizeof(T) == 2) cluster_row_bytes = kRereadClusterRowBytes;
-    if (fast && device_has_clusters() && sizeof(T) == 4 && n * 4 > kRereadClusterRowBytes)
-        cluster_row_bytes = 2 * kRereadClusterRowBytes;
+    if (fast && device_has_clusters()) {
+        if (sizeof(T) == 2) cluster_row_bytes = kRereadClusterRowBytes;
+        if (sizeof(T) == 4 && n * (int64_t)sizeof(T) > kRereadClusterRowBytes)
+            cluster_row_bytes = 2 * kRereadClusterRowBytes;
+    }
     CUDA_RETURN_IF_ERROR(reread_choice<T>(&version, backward, n, p.packed, tuning, kMaxThreads, cluster_row_bytes,
                                           reread, &chosen, &tuning));
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults)) return cudaErrorInvalidValue;
