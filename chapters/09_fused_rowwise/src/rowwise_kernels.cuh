@@ -1502,6 +1502,13 @@ constexpr int kRereadThreads = 1024;
 // device memory. Measured on the H100 (NOTES.md, "Eleventh pass" and "Twelfth pass", % of the copy): bf16 LayerNorm
 // rows of 32768 in blocks of 512 (two an SM, 17 MB of rows) 90 %, of 1024 (one an SM) 68 %; float32 rows of 32768
 // in blocks of 512 (35 MB) 73 %, of 1024 (17 MB) 87 %; float32 RMSNorm rows of 65536 in blocks of 1024 (35 MB) 73 %.
+// Where the memory is fast (device_fast_memory: the H200, 60 MB of L2), a block of 512 may fill half of L2, not a
+// third: there a second block an SM, walking while the first reduces, was worth more than the second walk's L2
+// misses. H200, % of the copy, a block of 1024 -> 512 (NOTES.md, "Twenty-ninth pass"): float32 rows of 20480 (two
+// blocks of 512 an SM: 21 MB of rows in flight) softmax 65.8 -> 94.8, LayerNorm 65.9 -> 88.8, RMSNorm 74.7 -> 95.0;
+// of 24576 (26 MB) 77.6 -> 91.6, 74.9 -> 87.5, 83.4 -> 91.9; bf16 rows of 40960 (21 MB) 61.5 -> 88.2, 59.9 -> 86.0,
+// 70.7 -> 85.4; float32 rows of 28672 (30 MB, the longest that fit) about even, 85.9 -> 86.9, 80.0 -> 80.7, RMSNorm
+// 86.4 -> 84.3 in one sweep and 82.4 -> 85.9 in the next. Rows of 32768 (35 MB) keep the block of 1024.
 // Asks the device for its L2 size and SM count and the kernel's occupancy (queries, no launch), once per kernel,
 // device and row length (remembered). A query that fails is the caller's error: its launch does not go ahead.
 template <typename Kernel>
@@ -1509,14 +1516,17 @@ cudaError_t reread_block(Kernel kernel, int64_t row_bytes, int *threads) {
     int64_t found = 0;
     const cudaError_t asked = remembered(kernel, row_bytes, 0, 0, &found, [&](int64_t *answer) {
         int device = 0, l2 = 0, sms = 0;
+        bool fast = false;
         CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
         CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
         CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+        CUDA_RETURN_IF_ERROR(device_fast_memory(&fast));
         *answer = 0;
         for (const int block : {512, 1024}) {
             int blocks = 0;
             CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, block, 0));
-            if (blocks > 0 && (int64_t)sms * blocks * row_bytes <= (int64_t)l2 / 3) {
+            const int64_t budget = fast && block == 512 ? (int64_t)l2 / 2 : (int64_t)l2 / 3;
+            if (blocks > 0 && (int64_t)sms * blocks * row_bytes <= budget) {
                 *answer = block;
                 break;
             }
@@ -1607,7 +1617,12 @@ cudaError_t reread_choice(int *version, int backward, int64_t n, int packed, con
 // block's steps take version 6 with the block and packs a step the H200 measured best, instead of the whole row in
 // one large block's registers. Version 6 reads the row twice (the second time from L2) but holds a few packs a
 // thread, so that more rows are in flight an SM; a last step that fills part of the block lost (float32 softmax 4096
-// x 6144, 1.5 steps: 97.5 -> 85.5) or tied (fp16 4096 x 12288: 75.0 -> 74.7). H200, % of the copy, registers ->
+// x 6144, 1.5 steps: 97.5 -> 85.5) or tied (fp16 4096 x 12288: 75.0 -> 74.7), except for RMSNorm, whose rows take
+// version 6 whatever their last step (a single reduction a row: its whole rows lose more to their large blocks than
+// its partial last step costs). H200, % of the copy, registers -> version 6 with a partial last step (NOTES.md,
+// "Twenty-ninth pass"): float32 RMSNorm rows of 10240 (1.25 steps) 74.6 -> 92.1, 12288 78.4 -> 96.0, 14336 81.3 ->
+// 98.7; bf16 rows of 20480 (2.5 steps) 72.3 -> 96.1, 28672 79.2 -> 93.8; where the softmax's and LayerNorm's 16-bit
+// rows of 12288 tied or lost (79.4 -> 79.8, 70.7 -> 67.9). H200, % of the copy, registers ->
 // version 6 (NOTES.md, "Twenty-sixth pass", "Twenty-seventh pass"): softmax bf16 4096 x
 // 16384 80.5 -> 87.7, fp16 76.5 -> 88.7, float32 4096 x 8192 90.0 -> 93.8 (512 threads, 2 packs a step); LayerNorm
 // bf16 4096 x 16384 72.2 -> 77.6, fp16 71.6 -> 77.9 (512, 4); RMSNorm bf16 4096 x 32768 81.6 -> 90.9, 2048 x 32768
@@ -1628,7 +1643,8 @@ cudaError_t fast_reread_choice(int op, int *version, int backward, int64_t n, in
         return cudaSuccess;
     }
     const int64_t longest = (int64_t)whole_limit * 4 * Pack<T>::size;  // the longest row a block holds at 4 packs
-    if (n <= longest / 2 || n > longest || n % ((int64_t)threads * step * Pack<T>::size) != 0) return cudaSuccess;
+    const bool whole_steps = n % ((int64_t)threads * step * Pack<T>::size) == 0;
+    if (n <= longest / 2 || n > longest || (!whole_steps && op != ROWWISE_RMS_NORM)) return cudaSuccess;
     bool fast = false;
     CUDA_RETURN_IF_ERROR(device_fast_memory(&fast));
     if (!fast) return cudaSuccess;

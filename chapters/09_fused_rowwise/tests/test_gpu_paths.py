@@ -256,28 +256,32 @@ def test_reread_without_a_weight_with_gradients_and_tuned_blocks():
 def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
     """The planner's rule (reread_choice): forwards of 16-byte rows too long for one block's registers (4 packs a
     thread in blocks of up to 1024 threads for RMSNorm, 512 for the softmax and LayerNorm) take version 6 when the
-    rows in flight fit a third of L2, in blocks of 512 where two an SM fit, else of 1024 (the kernels take 40-64
-    registers: two blocks of 512 an SM, one of 1024), a block a row; 16-bit LayerNorm rows too long for that take it
-    over a cluster (sm_90) of a block of 512 for each 64 KB, up to 8 (and, where the memory is fast, softmax rows of
-    up to 512 KB in 16-bit types, float32 rows of 512 KB-1 MB in 8 segments); the backward, a tuned plan and
-    unaligned rows never do, and version 6 by name takes the same block. LayerNorm's loads of x skip L1 in a block
-    a row whose row, weight and bias overflow the SM's shared memory (reread_skips_l1). The values it then computes:
+    rows in flight fit a third of L2, in blocks of 512 where two an SM fit (where the memory is fast: half of L2),
+    else of 1024 (the kernels take 40-64 registers: two blocks of 512 an SM, one of 1024), a block a row; 16-bit
+    LayerNorm rows too long for that take it over a cluster (sm_90) of a block of 512 for each 64 KB, up to 8 (and,
+    where the memory is fast, softmax rows of up to 512 KB in 16-bit types, float32 rows of 512 KB-1 MB in 8
+    segments); the backward, a tuned plan and unaligned rows never do, and version 6 by name takes the same block.
+    LayerNorm's loads of x skip L1 in a block a row whose row, weight and bias overflow the SM's shared memory
+    (reread_skips_l1). The values it then computes:
     test_reread_every_dtype, test_reread_over_a_cluster (version 6 by name) and the long-row tests of version 0.
     Where the memory is fast (the H200), fast_reread_choice comes first: 16-bit rows that take more than half the
     op's whole-row limit (and float32 RMSNorm's and the softmax's) take version 6 in the block and packs a step
-    measured there, where the row is a whole number of the block's steps."""
+    measured there, where the row is a whole number of the block's steps (RMSNorm's: any row)."""
     props = torch.cuda.get_device_properties(0)
     fast = fast_memory()
     shared = props.shared_memory_per_multiprocessor  # the rule's measure of L1 (L1 and shared memory share it)
     sms, budget = props.multi_processor_count, props.L2_cache_size // 3
+    budget_512 = props.L2_cache_size // 2 if fast else budget  # two blocks of 512 an SM
     clusters = torch.cuda.get_device_capability()[0] >= 9
     taken = {"rms_norm": 0, "layer_norm": 0, "softmax": 0, "over a cluster": 0, "past L1": 0, "fast memory": 0}
+    taken["half of L2"] = 0  # dtypes whose rows take blocks of 512 only where the memory is fast
     for dtype in (torch.bfloat16, torch.float16, torch.float32):
         size = torch.tensor([], dtype=dtype).element_size()
-        for n in (8192, 16384, 24576, 32768, 65536, 1 << 17, 1 << 18, 1 << 19):
+        for n in (8192, 12288, 16384, 24576, 32768, 65536, 1 << 17, 1 << 18, 1 << 19):
             x = torch.empty(2, n, device="cuda", dtype=dtype)
             row = n * size
-            block = 512 if 2 * sms * row <= budget else 1024 if sms * row <= budget else 0
+            block = 512 if 2 * sms * row <= budget_512 else 1024 if sms * row <= budget else 0
+            taken["half of L2"] += block == 512 and 2 * sms * row > budget
             for op, threads in (("rms_norm", 1024), ("layer_norm", 512), ("softmax", 512)):
                 fits_registers = n <= threads * 4 * (16 // size)
                 expected = not fits_registers and block > 0
@@ -286,8 +290,8 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
                 fast_plan = None
                 if fast and measured and fits_registers and n > threads * 2 * (16 // size):
                     fast_plan = (1024 if op == "rms_norm" and size == 4 else 512, 4 if op == "layer_norm" else 2)
-                    if n % (fast_plan[0] * fast_plan[1] * (16 // size)):
-                        fast_plan = None  # a last step that fills part of the block: registers
+                    if op != "rms_norm" and n % (fast_plan[0] * fast_plan[1] * (16 // size)):
+                        fast_plan = None  # a last step that fills part of the block: registers (RMSNorm: version 6)
                     taken["fast memory"] += fast_plan is not None
                 segments = min(-(-row // 65536), 8)
                 over = clusters and not fits_registers and block == 0
@@ -326,8 +330,9 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
         assert taken["past L1"] >= 2, taken  # float32 rows of 24576 and 32768
     if fast and clusters:  # at least the softmax's rows of 2^18 in each dtype and 16-bit LayerNorm's
         assert taken["over a cluster"] >= 3 + 2, taken
-    if fast:  # 16-bit 16384 for the softmax and LayerNorm, 24576 and 32768 for RMSNorm; float32 RMSNorm 16384,
-        assert taken["fast memory"] == 10, taken  # the softmax 8192
+    if fast:  # 16-bit 16384 for the softmax and LayerNorm, 24576 and 32768 for RMSNorm; float32 RMSNorm 12288
+        assert taken["fast memory"] == 11, taken  # (1.5 steps) and 16384, the softmax 8192
+        assert taken["half of L2"] >= 1, taken  # float32 rows of 24576 (96 KB): blocks of 512
 
 
 @pytest.mark.parametrize("tune", [[128, 2, 0], [512, 4, 0], [0, 0, 3], [0, 0, 3, 1], [0, 0, 3, 1000], [256, 2, 0, 1]])
