@@ -273,8 +273,9 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
     sms, budget = props.multi_processor_count, props.L2_cache_size // 3
     budget_512 = props.L2_cache_size // 2 if fast else budget  # two blocks of 512 an SM
     clusters = torch.cuda.get_device_capability()[0] >= 9
-    taken = {"rms_norm": 0, "layer_norm": 0, "softmax": 0, "over a cluster": 0, "past L1": 0, "fast memory": 0}
-    taken["half of L2"] = 0  # dtypes whose rows take blocks of 512 only where the memory is fast
+    # "half of L2": rows (a dtype and a length) that take blocks of 512 only because the memory is fast
+    names = ("rms_norm", "layer_norm", "softmax", "over a cluster", "past L1", "fast memory", "half of L2")
+    taken = dict.fromkeys(names, 0)
     for dtype in (torch.bfloat16, torch.float16, torch.float32):
         size = torch.tensor([], dtype=dtype).element_size()
         for n in (8192, 12288, 16384, 24576, 32768, 65536, 1 << 17, 1 << 18, 1 << 19):
