@@ -271,7 +271,8 @@ constexpr bool backward_fits_64() {
     return LAYOUT != kSingles && WHOLE && PPT * sizeof(Pack<T>) <= 32;
 }
 
-template <typename T, int PPT, int LAYOUT, bool WHOLE, bool RMS, bool EXP>
+// SKIP_L1: x and dy are read past L1 (Slice::load).
+template <typename T, int PPT, int LAYOUT, bool WHOLE, bool RMS, bool EXP, bool SKIP_L1 = false>
 __device__ __forceinline__ void norm_backward(const T *__restrict__ dy, const T *__restrict__ x,
                                               const T *__restrict__ w, const acc_t<T> *__restrict__ mean_in,
                                               const acc_t<T> *__restrict__ rstd_in, T *__restrict__ dx,
@@ -316,8 +317,8 @@ __device__ __forceinline__ void norm_backward(const T *__restrict__ dy, const T 
         process_row<WHOLE, St>(
             c, row, active, parity, exchange, stats,
             [&] {
-                xv.load(x + row * n, c, count);
-                gv.load(dy + row * n, c, count);
+                xv.template load<SKIP_L1>(x + row * n, c, count);
+                gv.template load<SKIP_L1>(dy + row * n, c, count);
                 if constexpr (EXP) {  // ROWWISE_FLAG_PREFETCH_L2 (experimental)
                     prefetch_next<Sl>(x, row, rows, c);
                     prefetch_next<Sl>(dy, row, rows, c);
@@ -399,17 +400,23 @@ __global__ void __launch_bounds__(kMaxBackwardThreads, min_blocks(backward_fits_
 //     blocks of 128, measured the same capped or not.
 // Not capped: blocks of 512 (rows of 2^18) hold one block an SM either way and measured slower capped (float32
 // RMSNorm at 80: 44 -> 40 %); bfloat16 LayerNorm spills under 128 registers and measured slower at 96 and at 80.
+// skip_l1: x and dy read past L1, for float32 RMSNorm only. H200, backward, % of the copy: RMSNorm 4096 x 32768 78.3
+// -> 86.2, 4369 x 30720 76.2 -> 83.6, 8192 x 16384 91.0 -> 92.8; with the same loads LayerNorm 4096 x 32768 73.1
+// -> 63.2 and bf16 RMSNorm 67.4 -> 67.1 (NOTES.md, "Thirtieth pass").
 template <typename T, bool RMS>
 struct CappedBackward {
     static constexpr int threads = 0, registers = 0;  // none
+    static constexpr bool skip_l1 = false;
 };
 template <bool RMS>
 struct CappedBackward<float, RMS> {
     static constexpr int threads = 256, registers = 80;
+    static constexpr bool skip_l1 = RMS;
 };
 template <>
 struct CappedBackward<__nv_bfloat16, true> {
     static constexpr int threads = 128, registers = 96;
+    static constexpr bool skip_l1 = false;
 };
 template <typename T, int PPT, bool RMS>
 __global__ void __maxnreg__((CappedBackward<T, RMS>::registers))
@@ -417,8 +424,8 @@ __global__ void __maxnreg__((CappedBackward<T, RMS>::registers))
                                 const acc_t<T> *__restrict__ mean_in, const acc_t<T> *__restrict__ rstd_in,
                                 T *__restrict__ dx, acc_t<T> *__restrict__ partial_w, acc_t<T> *__restrict__ partial_b,
                                 int64_t rows, int64_t n, Layout layout, Sums<acc_t<T>, RMS ? 1 : 2> *stats) {
-    norm_backward<T, PPT, kPacks, false, RMS, true>(dy, x, w, mean_in, rstd_in, dx, partial_w, partial_b, rows, n,
-                                                    layout, stats);
+    norm_backward<T, PPT, kPacks, false, RMS, true, CappedBackward<T, RMS>::skip_l1>(
+        dy, x, w, mean_in, rstd_in, dx, partial_w, partial_b, rows, n, layout, stats);
 }
 // Whether a backward plan takes it (the launcher's `if constexpr` checks that the type and op have a cap).
 template <typename T, bool RMS>
@@ -427,7 +434,8 @@ bool capped_backward(const Plan &p) {
 }
 
 // ---- version 6 (RMSNorm forward) ---------------------------------------------------------------------------------
-template <typename T, int U, bool CLUSTER>
+// SKIP_L1: x's loads skip L1, which keeps the weight (reread_skips_l1).
+template <typename T, int U, bool CLUSTER, bool SKIP_L1 = false>
 __global__ void __launch_bounds__(1024)
     rms_norm_reread_kernel(const T *__restrict__ x, const T *__restrict__ w, T *__restrict__ y,
                            acc_t<T> *__restrict__ rstd_out, int64_t rows, int64_t n, acc_t<T> eps) {
@@ -444,7 +452,7 @@ __global__ void __launch_bounds__(1024)
     for (int64_t row = c.slot; row < rows; row += c.slots, parity ^= 1) {
         const T *in = x + row * n + c.seg_begin;
         PerPack<U, A> squares(A(0));  // a sum a pack, side by side (short chains of adds)
-        reread_walk<U>(in, packs, keep, [&](const uint32_t (&v)[U][4], int valid, int64_t) {
+        reread_walk<U, SKIP_L1>(in, packs, keep, [&](const uint32_t (&v)[U][4], int valid, int64_t) {
             RW_EACH(U, S) {
                 if (k < valid) {
                     const A e = Bits<T>::get(v[k], j);
@@ -457,12 +465,13 @@ __global__ void __launch_bounds__(1024)
         const St total = reread_combine<CLUSTER>(reduce_group(mine, c, exchange, parity), c, parity);
         const A rstd = rsqrt_acc(total.v[0] / A(n) + eps);
         if (threadIdx.x == 0 && c.rank == 0) rstd_out[row] = rstd;
-        reread_write<U>(in, y + row * n + c.seg_begin, packs, drop, [&](const uint32_t (&v)[4], int64_t at, A(&r)[S]) {
+        const auto scaled = [&](const uint32_t (&v)[4], int64_t at, A(&r)[S]) {
             uint32_t wv[4];
             param16(wv, weight, at);
 #pragma unroll
             for (int j = 0; j < S; ++j) r[j] = Bits<T>::get(v, j) * rstd * (weight ? Bits<T>::get(wv, j) : A(1));
-        });
+        };
+        reread_write<U, SKIP_L1>(in, y + row * n + c.seg_begin, packs, drop, scaled);
     }
     reread_finish<CLUSTER>(c);
 }
@@ -662,10 +671,14 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)
         if (row_layout(a, sizeof(T)) != kPacks) return cudaErrorInvalidValue;
         auto kernel = reread_kernel(p.ppt, p.segments > 1);
-        if constexpr (!RMS) {  // a block a row of 4 packs a step whose row, weight and bias overflow L1
-            const int vectors = (a->w != nullptr) + (a->b != nullptr);
-            if (p.segments == 1 && p.ppt == kRereadPacks) {
-                CUDA_RETURN_IF_ERROR(reread_skips_l1(n * (int64_t)sizeof(T), vectors, &p.skip_l1));
+        if (p.segments == 1 && p.ppt == kRereadPacks) {  // a block a row of 4 packs a step whose row and vectors
+            const int vectors = (a->w != nullptr) + (!RMS && a->b != nullptr);  // overflow L1: x's loads skip it
+            CUDA_RETURN_IF_ERROR(reread_skips_l1(n * (int64_t)sizeof(T), vectors, &p.skip_l1));
+            if constexpr (RMS && sizeof(T) == 4) {
+                if (p.skip_l1) kernel = rms_norm_reread_kernel<T, kRereadPacks, false, true>;
+            } else if constexpr (RMS) {  // 16-bit rows of 61440 and 65536: 0.4-1.8 points slower past L1 (H200)
+                p.skip_l1 = false;
+            } else {
                 if (p.skip_l1) kernel = layer_norm_reread_kernel<T, kRereadPacks, false, true>;
             }
         }

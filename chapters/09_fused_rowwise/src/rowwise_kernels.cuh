@@ -339,15 +339,17 @@ struct Slice {
     // row: the row's first element. Words outside the segment are zero (no pass reads them). Zero and not "left as
     // they were": a word loaded under a predicate and otherwise kept would be live from one row to the next, and
     // ptxas then holds (or spills) every such word across the row loop.
+    // SKIP_L1: 16-byte packs are read past L1 (ld.global.nc.L1::no_allocate; norm_backward says where).
+    template <bool SKIP_L1 = false>
     __device__ void load(const T *__restrict__ row, const Ctx &c, int count) {
 #pragma unroll
-        for (int k = 0; k < K; ++k) load_pack<false>(row, c, count, k);
+        for (int k = 0; k < K; ++k) load_pack<false, SKIP_L1>(row, c, count, k);
     }
     // Pack k alone. The norms read the weight and bias this way, one pack at a time while writing, through a pointer
     // from in_loop(), where the compiler no longer sees a read-only global array: LDG asks for the read-only global
     // load (__ldg, LDG.E.128.CONSTANT) that it picks by itself for the rows. (__ldg for the rows too cost a cluster
     // softmax 52 bytes of spills at its 64-register cap.)
-    template <bool LDG>
+    template <bool LDG, bool SKIP_L1 = false>
     __device__ void load_pack(const T *__restrict__ row, const Ctx &c, int count, int k) {
         const T *segment = row + c.seg_begin;
         if constexpr (LAYOUT == kBody) {
@@ -365,6 +367,8 @@ struct Slice {
             if (k < count) {
                 if constexpr (LDG)
                     q = __ldg(reinterpret_cast<const uint4 *>(segment + (k * c.G + c.t) * S));
+                else if constexpr (SKIP_L1)
+                    q = read16_past_l1(segment + (k * c.G + c.t) * S);
                 else
                     q = *reinterpret_cast<const uint4 *>(segment + (k * c.G + c.t) * S);
             }
@@ -458,6 +462,13 @@ struct Slice {
     }
 
    private:
+    __device__ static uint4 read16_past_l1(const T *__restrict__ p) {
+        uint4 q;
+        asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+            : "=r"(q.x), "=r"(q.y), "=r"(q.z), "=r"(q.w)
+            : "l"(p));
+        return q;
+    }
     template <bool LDG>
     __device__ static uint4 read16(const T *__restrict__ p) {
         if constexpr (LDG)
@@ -1538,13 +1549,15 @@ cudaError_t reread_block(Kernel kernel, int64_t row_bytes, int *threads) {
 }
 
 // Whether version 6's loads of x skip L1 (L1::no_allocate): where a row and the vectors each row reads beside it
-// (`vectors` of them: LayerNorm's weight and bias) do not fit together in an SM's L1, which shares its storage with
-// shared memory. Kept in L1, x's lines push out the weight and bias, which every row then reads from L2 again; a row
-// that fits L1 beside them (or alone) gains from its second walk's L1 hits. Measured on the H100 (228 KB of shared
-// memory an SM; NOTES.md, "Twenty-fifth pass"), % of the copy, L1 kept -> skipped: LayerNorm float32 4096 x 32768
-// (384 KB with weight and bias) 94.2 -> 95.4; bf16 4096 x 32768 (192 KB) 96.6 -> 95.3, float32 8192 x 12288 98.5 ->
-// 97.9, the softmax float32 4096 x 32768 (128 KB, no vectors) 98.8 -> 98.0; RMSNorm float32 4096 x 32768 (256 KB)
-// 99.0 both ways, so RMSNorm keeps its kernels as they are.
+// (`vectors` of them: the norms' weight, LayerNorm's bias) do not fit together in an SM's L1, which shares its storage
+// with shared memory. Kept in L1, x's lines push out the weight and bias, which every row then reads from L2 again; a
+// row that fits L1 beside them (or alone) gains from its second walk's L1 hits. Measured on the H100 (228 KB of
+// shared memory an SM; NOTES.md, "Twenty-fifth pass"), % of the copy, L1 kept -> skipped: LayerNorm float32 4096 x
+// 32768 (384 KB with weight and bias) 94.2 -> 95.4; bf16 4096 x 32768 (192 KB) 96.6 -> 95.3, float32 8192 x 12288
+// 98.5 -> 97.9, the softmax float32 4096 x 32768 (128 KB, no vectors) 98.8 -> 98.0; RMSNorm float32 4096 x 32768
+// (256 KB) 99.0 both ways. On the H200 float32 RMSNorm gains (4369 x 30720 82.7 -> 91.2, 4096 x 32768 86-89 ->
+// 88-90) and bf16 RMSNorm loses (4096 x 65536 79.3 -> 77.5), so norm_run takes the rule for LayerNorm and float32
+// RMSNorm (NOTES.md, "Thirtieth pass").
 inline cudaError_t reread_skips_l1(int64_t row_bytes, int vectors, bool *skip) {
     int device = 0, shared = 0;
     CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
@@ -2078,7 +2091,7 @@ inline void describe(const Plan &p, char *text, size_t bytes) {
         snprintf(text, bytes,
                  "reread: a %d-thread block per row walks it twice (the second time from L2), %d packs of 16 bytes "
                  "per thread a step%s, %lld blocks",
-                 p.block, p.ppt, p.skip_l1 ? " (x past L1, which keeps the weight and bias)" : "", (long long)p.grid);
+                 p.block, p.ppt, p.skip_l1 ? " (x past L1, leaving it to the parameters)" : "", (long long)p.grid);
         return;
     }
     static const char *names[] = {"registers", "cluster", "split", "split"};

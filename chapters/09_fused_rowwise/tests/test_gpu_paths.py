@@ -261,8 +261,8 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
     LayerNorm rows too long for that take it over a cluster (sm_90) of a block of 512 for each 64 KB, up to 8 (and,
     where the memory is fast, softmax rows of up to 512 KB in 16-bit types, float32 rows of 512 KB-1 MB in 8
     segments); the backward, a tuned plan and unaligned rows never do, and version 6 by name takes the same block.
-    LayerNorm's loads of x skip L1 in a block a row whose row, weight and bias overflow the SM's shared memory
-    (reread_skips_l1). The values it then computes:
+    The norms' loads of x skip L1 in a block a row whose row and vectors (the weight, LayerNorm's bias) overflow the
+    SM's shared memory (reread_skips_l1; RMSNorm in float32 only). The values it then computes:
     test_reread_every_dtype, test_reread_over_a_cluster (version 6 by name) and the long-row tests of version 0.
     Where the memory is fast (the H200), fast_reread_choice comes first: 16-bit rows that take more than half the
     op's whole-row limit (and float32 RMSNorm's and the softmax's) take version 6 in the block and packs a step
@@ -312,7 +312,9 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
                 if expected:
                     assert text.startswith(f"reread: a {block}-thread block"), (op, dtype, n, text)
                     assert text.endswith(f", {x.shape[0]} blocks"), text  # a block a row
-                    skips = op == "layer_norm" and 3 * row > shared  # the row, its weight and its bias
+                    # the weight and LayerNorm's bias; RMSNorm in float32 only
+                    vectors = {"layer_norm": 2, "rms_norm": 1 if size == 4 else 0, "softmax": 0}[op]
+                    skips = vectors > 0 and (1 + vectors) * row > shared
                     assert ("x past L1" in text) == skips, (op, dtype, n, text)
                     taken["past L1"] += skips
                 if over:
