@@ -671,15 +671,17 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)
         if (row_layout(a, sizeof(T)) != kPacks) return cudaErrorInvalidValue;
         auto kernel = reread_kernel(p.ppt, p.segments > 1);
-        if (p.segments == 1 && p.ppt == kRereadPacks) {  // a block a row of 4 packs a step whose row and vectors
-            const int vectors = (a->w != nullptr) + (!RMS && a->b != nullptr);  // overflow L1: x's loads skip it
-            CUDA_RETURN_IF_ERROR(reread_skips_l1(n * (int64_t)sizeof(T), vectors, &p.skip_l1));
-            if constexpr (RMS && sizeof(T) == 4) {
-                if (p.skip_l1) kernel = rms_norm_reread_kernel<T, kRereadPacks, false, true>;
-            } else if constexpr (RMS) {  // 16-bit rows of 61440 and 65536: 0.4-1.8 points slower past L1 (H200)
-                p.skip_l1 = false;
-            } else {
-                if (p.skip_l1) kernel = layer_norm_reread_kernel<T, kRereadPacks, false, true>;
+        // A block a row of 4 packs a step whose row and vectors overflow L1: x's loads skip it. 16-bit RMSNorm keeps
+        // L1 (its rows of 61440 and 65536 measured 0.4-1.8 points slower past L1 on the H200).
+        if constexpr (!RMS || sizeof(T) == 4) {
+            if (p.segments == 1 && p.ppt == kRereadPacks) {
+                const int vectors = (a->w != nullptr) + (!RMS && a->b != nullptr);
+                CUDA_RETURN_IF_ERROR(reread_skips_l1(n * (int64_t)sizeof(T), vectors, &p.skip_l1));
+                if constexpr (RMS) {
+                    if (p.skip_l1) kernel = rms_norm_reread_kernel<T, kRereadPacks, false, true>;
+                } else {
+                    if (p.skip_l1) kernel = layer_norm_reread_kernel<T, kRereadPacks, false, true>;
+                }
             }
         }
         CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 0, rows, n, sizeof(A), sizeof(NormStats<A, RMS>), 0, &p));

@@ -462,6 +462,7 @@ struct Slice {
     }
 
    private:
+    // A read-only 16-byte load that L1 does not keep (load16_hinted's sibling, without an L2 policy).
     __device__ static uint4 read16_past_l1(const T *__restrict__ p) {
         uint4 q;
         asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
