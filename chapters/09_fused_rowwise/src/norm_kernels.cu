@@ -395,9 +395,10 @@ __global__ void __launch_bounds__(kMaxBackwardThreads, min_blocks(backward_fits_
 // ptxas takes 119-128 registers: two blocks of 256 threads an SM.
 //   float32, blocks of 256 (rows of 32768: 16 blocks a row): 80 registers, no spill, three blocks an SM. Backward at
 //     4096 x 32768, % of the copy: RMSNorm 81 -> 93, LayerNorm 78 -> 90.
-//   bfloat16 RMSNorm, blocks of 128: 96 registers, no spill, five blocks an SM. Its rows of 32768, over 8 blocks of
-//     256, take 16 blocks of 128 for it (norm_run): backward at 4096 x 32768 85 -> 88-89 %; rows of 16384, over 8
-//     blocks of 128, measured the same capped or not.
+//   bfloat16 RMSNorm, blocks of 128: 96 registers, no spill, five blocks an SM. Its rows of 32768 take 16 blocks
+//     of 128 for it (norm_run): backward at 4096 x 32768 85 -> 88-89 %; rows of 16384, over 8 blocks of 128,
+//     measured the same capped or not.
+// norm_run gives every backward row over a cluster ceil(n / 2048) blocks of these sizes, up to 16.
 // Not capped: blocks of 512 (rows of 2^18) hold one block an SM either way and measured slower capped (float32
 // RMSNorm at 80: 44 -> 40 %); bfloat16 LayerNorm spills under 128 registers and measured slower at 96 and at 80.
 // skip_l1: x and dy read past L1, for float32 RMSNorm only. H200, backward, % of the copy: RMSNorm 4096 x 32768 78.3
@@ -427,10 +428,13 @@ __global__ void __maxnreg__((CappedBackward<T, RMS>::registers))
     norm_backward<T, PPT, kPacks, false, RMS, true, CappedBackward<T, RMS>::skip_l1>(
         dy, x, w, mean_in, rstd_in, dx, partial_w, partial_b, rows, n, layout, stats);
 }
-// Whether a backward plan takes it (the launcher's `if constexpr` checks that the type and op have a cap).
+// Whether a backward plan takes it (the launcher's `if constexpr` checks that the type and op have a cap): blocks of
+// more than half its threads and at most all of them, since a row's segments need not fill a block (float32 rows of
+// 8500 over 5 blocks: segments of 1700, blocks of 224).
 template <typename T, bool RMS>
 bool capped_backward(const Plan &p) {
-    return p.flags && p.ppt == 2 && p.block == CappedBackward<T, RMS>::threads;
+    constexpr int threads = CappedBackward<T, RMS>::threads;
+    return p.flags && p.ppt == 2 && p.block <= threads && 2 * p.block > threads;
 }
 
 // ---- version 6 (RMSNorm forward) ---------------------------------------------------------------------------------
@@ -624,12 +628,24 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     rowwise_tuning own = tuning ? *tuning : rowwise_tuning{};
     bool replan = false, fast = false;
     CUDA_RETURN_IF_ERROR(device_fast_memory(&fast));
-    // The capped bfloat16 RMSNorm backward (CappedBackward) runs blocks of 128: rows over kClusterMin blocks of 256
-    // take twice the blocks.
-    if (backward && CappedBackward<T, RMS>::threads == 128 && p.flags && p.mode == kCluster && p.ppt == 2 &&
-        p.block == 256 && p.segments == kClusterMin && !own.blocks_per_row) {
-        own.blocks_per_row = 2 * kClusterMin;
-        replan = true;
+    // The capped backward (CappedBackward: float32 in blocks of 256, bfloat16 RMSNorm in blocks of 128) takes every
+    // row over a cluster that fits kMaxCluster of its blocks: ceil(n / 2048) blocks a row at 2 packs a thread, not
+    // shape_plan's kClusterMin blocks of n / 64 (float32) or n / 128 (bf16) threads, which run uncapped wherever that
+    // is not the cap's block size (float32 rows of 20000: 320 threads at 119-128 registers, one block an SM). H200,
+    // backward, % of the copy, kClusterMin blocks -> these: float32 RMSNorm rows of 5120 66.2 -> 85.6, 8192 77.4 ->
+    // 94.2, 10240 62.9 -> 91.0, 20000 41.9 -> 76.4, 28672 49.6 -> 81.1; LayerNorm 61.4 -> 82.4, 74.3 -> 89.3, 65.2 ->
+    // 81.2, 39.5 -> 68.0, 47.0 -> 65.6; bf16 RMSNorm rows of 9000 57.4 -> 73.3, 10240 63.2 -> 79.9, 20000 62.5 ->
+    // 72.1, 28672 58.1 -> 64.0 (NOTES.md, "Thirty-first pass"). Rows of 30720-32768 already took 15-16 such blocks
+    // (float32: shape_plan; bf16 RMSNorm: this rule's first form, the H100's 85 -> 88-89 % at 32768).
+    if constexpr (CappedBackward<T, RMS>::threads > 0) {
+        if (backward && p.flags && p.mode == kCluster && p.ppt == 2 && !own.blocks_per_row) {
+            const int64_t per_block = (int64_t)CappedBackward<T, RMS>::threads * 2 * Pack<T>::size;
+            const int64_t blocks = ceil_div(n, per_block);
+            if (blocks >= 2 && blocks <= kMaxCluster && blocks != p.segments) {
+                own.blocks_per_row = (int)blocks;
+                replan = true;
+            }
+        }
     }
     // RMSNorm forward whole rows of 16-byte packs (bfloat16, float32) that take at most 256 threads at 2 packs a thread
     // take 2 packs, not 4: one reduction a row, and half the registers let more rows be in flight. H100, % of the copy,

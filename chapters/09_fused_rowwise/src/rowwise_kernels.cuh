@@ -1779,7 +1779,8 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
         C = kClusterMin;
     // float32 backward rows that fill kClusterMin blocks of kMaxBackwardThreads take twice as many blocks of half the
     // threads: 16 blocks of 256 a row at 32768 (H100, backward, % of the copy: RMSNorm 73 -> 76, LayerNorm 73 -> 75,
-    // softmax the same; bf16 the same or slower; NOTES.md, "Eighth pass").
+    // softmax the same; bf16 the same or slower; NOTES.md, "Eighth pass"). The norms now take blocks of their capped
+    // kernel at every row length over a cluster (norm_run), so this rule decides the softmax's rows only.
     if (backward && sizeof(T) == 4 && !(tuning && tuning->blocks_per_row) && clusters && version != ROWWISE_SPLIT &&
         ceil_div(n, capacity) == kClusterMin)
         C *= 2;
