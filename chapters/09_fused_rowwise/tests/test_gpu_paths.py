@@ -631,55 +631,28 @@ def test_rms_norm_whole_row_forwards_take_2_packs_where_a_row_takes_few_threads(
         check(op, x, tune=[0, 4, 0, 0, 0])
 
 
-CAPPED = [  # (op, dtype, registers): norm_kernels.cu, CappedBackward; each takes 16 blocks a row at 32768
-    ("layer_norm", torch.float32, 80),
-    ("rms_norm", torch.float32, 80),
-    ("rms_norm", torch.bfloat16, 96),
-]
-
-
-@pytest.mark.parametrize("op, dtype, registers", CAPPED, ids=[f"{c[0]}-{str(c[1])[6:]}" for c in CAPPED])
-def test_backward_rows_of_32768_take_the_capped_kernel(op, dtype, registers):
-    """Backward rows over a cluster with the switches run the kernel under a register cap where CappedBackward has
-    one (float32: blocks of 256 at 80 registers; bfloat16 RMSNorm: blocks of 128 at 96, rows of 32768 over 16 blocks
-    for it), and only there: the same dx bits as the kernels without the switches at the same blocks a row, and
-    dweight/dbias as a float64 reference has them."""
-    if torch.cuda.get_device_capability()[0] < 9:
-        pytest.skip("thread-block clusters need compute capability 9.0")
-    n, rows = 32768, 50  # more rows than the grid has clusters: blocks walk a second row
-    x = inputs((rows, n), dtype, "cuda", scale=2.0)
-    w, b = params(n, dtype, "cuda")
-    dy = inputs((rows, n), dtype, "cuda", seed=3)
-    text = describe(x, op, backward=True)
-    assert "16 blocks per row" in text and f"a kernel of {registers} registers a thread" in text, text
-    plain = [0, 0, 16, 0, 16]  # the same blocks a row, no switches
-    assert "registers a thread" not in describe(x, op, backward=True, tune=plain)
-    assert "registers a thread" not in describe(torch.empty(2, 1 << 18, device="cuda", dtype=dtype), op, backward=True)
-    assert "registers a thread" not in describe(x, op)  # the forward
-    stats = _forward(op, x, w, b, 0, [])
-    got = _backward(op, None, dy, x, w, stats, 0, [])
-    torch.testing.assert_close(got[0], _backward(op, None, dy, x, w, stats, 0, plain)[0], rtol=0, atol=0)
-    tol = 1e-4 if dtype == torch.float32 else 2e-2
-    check_gradients(op, x, w, b, dy, tol=(tol, tol))
-
-
-SPREAD = [  # (op, dtype, n, blocks a row, threads a block, registers): ceil(n / 2048) blocks of the capped kernel
+CAPPED = [  # (op, dtype, n, blocks a row, threads a block, registers): norm_kernels.cu, CappedBackward; norm_run
     ("layer_norm", torch.float32, 4100, 3, 192, 80),
     ("layer_norm", torch.float32, 20000, 10, 256, 80),
+    ("layer_norm", torch.float32, 32768, 16, 256, 80),
     ("rms_norm", torch.float32, 8500, 5, 224, 80),
     ("rms_norm", torch.float32, 20000, 10, 256, 80),
+    ("rms_norm", torch.float32, 32768, 16, 256, 80),
     ("rms_norm", torch.bfloat16, 9000, 5, 128, 96),
     ("rms_norm", torch.bfloat16, 20000, 10, 128, 96),
+    ("rms_norm", torch.bfloat16, 32768, 16, 128, 96),
 ]
 
 
 @pytest.mark.parametrize(
-    "op, dtype, n, blocks, threads, registers", SPREAD, ids=[f"{c[0]}-{str(c[1])[6:]}-{c[2]}" for c in SPREAD]
+    "op, dtype, n, blocks, threads, registers", CAPPED, ids=[f"{c[0]}-{str(c[1])[6:]}-{c[2]}" for c in CAPPED]
 )
 def test_backward_rows_over_a_cluster_take_the_capped_kernel(op, dtype, n, blocks, threads, registers):
-    """Every backward row over a cluster that fits 16 blocks of the capped kernel takes ceil(n / 2048) of them, also
-    where its segments leave part of a block idle (float32 rows of 4100 and 8500): the same dx bits as the kernel
-    without the switches at the same blocks a row, and dweight/dbias as a float64 reference has them."""
+    """Backward rows over a cluster with the switches run the kernel under a register cap where CappedBackward has
+    one (float32: blocks of 256 at 80 registers; bfloat16 RMSNorm: blocks of 128 at 96), and only there: every row
+    that fits 16 of its blocks takes ceil(n / 2048) of them, also where its segments leave part of a block idle
+    (float32 rows of 4100 and 8500). The same dx bits as the kernels without the switches at the same blocks a row,
+    and dweight/dbias as a float64 reference has them."""
     if torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("thread-block clusters need compute capability 9.0")
     rows = 400  # more rows than the grid has clusters: blocks walk a second row
@@ -690,7 +663,10 @@ def test_backward_rows_over_a_cluster_take_the_capped_kernel(op, dtype, n, block
     want = f"{blocks} blocks per row, {threads}-thread blocks"
     assert want in text and f"a kernel of {registers} registers a thread" in text, text
     plain = [0, 0, blocks, 0, 16]  # the same blocks a row, no switches
-    assert want in describe(x, op, backward=True, tune=plain)
+    text = describe(x, op, backward=True, tune=plain)
+    assert want in text and "registers a thread" not in text, text
+    assert "registers a thread" not in describe(torch.empty(2, 1 << 18, device="cuda", dtype=dtype), op, backward=True)
+    assert "registers a thread" not in describe(x, op)  # the forward
     stats = _forward(op, x, w, b, 0, [])
     got = _backward(op, None, dy, x, w, stats, 0, [])
     torch.testing.assert_close(got[0], _backward(op, None, dy, x, w, stats, 0, plain)[0], rtol=0, atol=0)
