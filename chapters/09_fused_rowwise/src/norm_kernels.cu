@@ -639,9 +639,8 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     // (float32: shape_plan; bf16 RMSNorm: this rule's first form, the H100's 85 -> 88-89 % at 32768).
     if constexpr (CappedBackward<T, RMS>::threads > 0) {
         if (backward && p.flags && p.mode == kCluster && p.ppt == 2 && !own.blocks_per_row) {
-            const int64_t per_block = (int64_t)CappedBackward<T, RMS>::threads * 2 * Pack<T>::size;
-            const int64_t blocks = ceil_div(n, per_block);
-            if (blocks >= 2 && blocks <= kMaxCluster && blocks != p.segments) {
+            const int64_t blocks = cluster_backward_blocks<T>(n, CappedBackward<T, RMS>::threads, kMaxCluster);
+            if (blocks && blocks != p.segments) {
                 own.blocks_per_row = (int)blocks;
                 replan = true;
             }

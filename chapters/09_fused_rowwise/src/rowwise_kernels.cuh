@@ -1777,13 +1777,7 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
     // (Rows that fit one block, in version 4 by name, keep 2 blocks: 8 would leave blocks of a warp or less.)
     if (!(tuning && tuning->blocks_per_row) && clusters && version != ROWWISE_SPLIT && C >= 2 && C < kClusterMin)
         C = kClusterMin;
-    // float32 backward rows that fill kClusterMin blocks of kMaxBackwardThreads take twice as many blocks of half the
-    // threads: 16 blocks of 256 a row at 32768 (H100, backward, % of the copy: RMSNorm 73 -> 76, LayerNorm 73 -> 75,
-    // softmax the same; bf16 the same or slower; NOTES.md, "Eighth pass"). The norms now take blocks of their capped
-    // kernel at every row length over a cluster (norm_run), so this rule decides the softmax's rows only.
-    if (backward && sizeof(T) == 4 && !(tuning && tuning->blocks_per_row) && clusters && version != ROWWISE_SPLIT &&
-        ceil_div(n, capacity) == kClusterMin)
-        C *= 2;
+    // (Backward rows over a cluster: each launcher then picks its own blocks, cluster_backward_blocks.)
     if (version != ROWWISE_AUTO && C < 2) C = 2;  // versions 4 and 5 asked for by name: at least two blocks a row
     // An empty row (n == 0) gets a segment of one pack: nothing runs, but C below must not divide by zero.
     p->seg_len = round_up(n > 0 ? ceil_div(n, C) : 1, S);
@@ -1808,6 +1802,16 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
 }  // namespace rowwise
 
 namespace rowwise {
+
+// Backward rows over a cluster, 2 packs a thread: the fewest blocks of `threads` that hold a row of n, where that is 2
+// to `most` blocks, else 0. Each launcher replans its backward rows over a cluster with it (softmax_run, norm_run):
+// the blocks a thread's registers allow, not shape_plan's kClusterMin blocks of n / 64 (float32) or n / 128 (16-bit)
+// threads, which the row length alone sets (float32 rows of 6144: blocks of 96).
+template <typename T>
+int64_t cluster_backward_blocks(int64_t n, int threads, int most) {
+    const int64_t blocks = ceil_div(n, (int64_t)threads * 2 * Pack<T>::size);
+    return blocks >= 2 && blocks <= most ? blocks : 0;
+}
 
 // ---- from a plan to a launch -------------------------------------------------------------------------------------
 inline void cluster_config(cudaLaunchConfig_t *config, cudaLaunchAttribute *attribute, const Plan &p,

@@ -5,6 +5,7 @@ explores."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -391,6 +392,11 @@ def test_experimental_switches_keep_the_bits(op, dtype, flags):
             assert "switches:" in describe(x, op, version=version, tune=switched)
             assert "switches:" not in describe(x, op, version=version, tune=plain)
             stats = want  # y (the softmax backward's input), then mean and rstd or rstd
+            # the same blocks a row both ways: the switched backward's own plan may take others (bf16 softmax rows
+            # of 40000: 5 blocks of 512, softmax_run)
+            text = describe(x, op, backward=True, version=version, tune=switched)
+            blocks = int(re.search(r"(\d+) blocks per row", text).group(1))
+            plain, switched = [0, 0, blocks, waves, 16], [0, 0, blocks, waves, flags]
             want = _backward(op, stats[0], dy, x, w, stats, version, plain)
             got = _backward(op, stats[0], dy, x, w, stats, version, switched)
             torch.testing.assert_close(got[0], want[0], rtol=0, atol=0)  # dx: the same bits
@@ -567,8 +573,8 @@ def test_long_rows_take_the_switches_by_default(op, dtype):
     weight, LayerNorm's in blocks of 512), and the held weight and bias (norm forwards of 8 packs a thread: RMSNorm,
     float32 LayerNorm), unless tune says otherwise, where kernels are built for them (bfloat16, float32); float16
     runs without them. Forwards of 2^18 take 8 packs a thread in float32 and bfloat16; backward rows of 32768 take 16
-    blocks a row in float32 and in bfloat16 RMSNorm (CappedBackward), the others 8. (Forward rows of 65536: 16-bit
-    rows of 32768 fit one block of 1024 threads.)"""
+    blocks a row in the float32 norms and in bfloat16 RMSNorm (CappedBackward), the others 8. (Forward rows of 65536:
+    16-bit rows of 32768 fit one block of 1024 threads.)"""
     if torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("thread-block clusters need compute capability 9.0")
     x = torch.empty(2, 32768, device="cuda", dtype=dtype)
@@ -586,7 +592,7 @@ def test_long_rows_take_the_switches_by_default(op, dtype):
         if backward or op == "layer_norm":
             assert "staged rows" not in text, text
         if backward:
-            sixteen = dtype == torch.float32 or (dtype == torch.bfloat16 and op == "rms_norm")
+            sixteen = op != "softmax" and (dtype == torch.float32 or (dtype == torch.bfloat16 and op == "rms_norm"))
             assert f"{16 if sixteen else 8} blocks per row" in text, text
     long = torch.empty(2, 1 << 18, device="cuda", dtype=dtype)
     text = describe(long, op, version=4)  # (version 0 takes 16-bit LayerNorm's rows of 2^18 to version 6's cluster)
@@ -672,6 +678,43 @@ def test_backward_rows_over_a_cluster_take_the_capped_kernel(op, dtype, n, block
     torch.testing.assert_close(got[0], _backward(op, None, dy, x, w, stats, 0, plain)[0], rtol=0, atol=0)
     tol = 1e-4 if dtype == torch.float32 else 2e-2
     check_gradients(op, x, w, b, dy, tol=(tol, tol))
+
+
+SOFTMAX_CLUSTER = [  # (dtype, n, blocks a row, threads a block): softmax_run, cluster_backward_blocks
+    (torch.float32, 6148, 4, 224),  # segments of 1540: part of each block idle
+    (torch.float32, 16384, 8, 256),
+    (torch.float32, 24576, 6, 512),
+    (torch.float32, 32768, 8, 512),
+    (torch.bfloat16, 12288, 3, 256),
+    (torch.bfloat16, 49152, 6, 512),
+]
+
+
+@pytest.mark.parametrize(
+    "dtype, n, blocks, threads", SOFTMAX_CLUSTER, ids=[f"{str(c[0])[6:]}-{c[1]}" for c in SOFTMAX_CLUSTER]
+)
+def test_softmax_backward_rows_over_a_cluster_take_blocks_of_256_then_512(dtype, n, blocks, threads):
+    """The softmax's backward rows over a cluster take the fewest blocks of 256 threads (2 packs a thread) that hold
+    the row while that is at most 8 blocks, else the fewest of 512. The same dx bits as the kernel without the
+    switches at the same blocks a row, every element written (poisoned output), and dx as a float64 reference has
+    it."""
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("thread-block clusters need compute capability 9.0")
+    rows = 300  # more rows than the grid has clusters: clusters walk several rows
+    y = softmax(inputs((rows, n), dtype, "cuda", scale=3.0))
+    dy = inputs((rows, n), dtype, "cuda", seed=3)
+    want = f"{blocks} blocks per row, {threads}-thread blocks"
+    text = describe(y, "softmax", backward=True)
+    assert want in text and "mailbox" in text, text
+    plain = [0, 0, blocks, 0, 16]  # the same blocks a row, no switches
+    assert want in describe(y, "softmax", backward=True, tune=plain)
+    dx = poisoned_call(lambda: torch.ops.rowwise.softmax_backward(y, dy, 0, []), y)
+    torch.testing.assert_close(dx, torch.ops.rowwise.softmax_backward(y, dy, 0, plain), rtol=0, atol=0)
+    y64, dy64 = y.double().cpu(), dy.double().cpu()
+    expected = y64 * (dy64 - (y64 * dy64).sum(-1, keepdim=True))
+    scale = expected.abs().max().item()
+    tol = 1e-5 if dtype == torch.float32 else 1e-2
+    torch.testing.assert_close(dx.double().cpu() / scale, expected / scale, rtol=tol, atol=tol)
 
 
 def test_bfloat16_layer_norm_backward_takes_no_cap():
