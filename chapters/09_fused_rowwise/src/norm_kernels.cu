@@ -646,6 +646,19 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
             }
         }
     }
+    // float32 backward rows past kMaxCluster capped blocks (over 32768 elements) take version 5, the split: its two
+    // launches read x and dy twice and still measured faster than the cluster's blocks of 512 (119-128 registers,
+    // one block an SM, each waiting on its row's other blocks for the sums). H200, backward, % of the copy, version 4
+    // -> 5: RMSNorm rows of 36864 46.5 -> 54.1, 49152 42.7 -> 54.0, 65536 49.0 -> 55.0; LayerNorm
+    // 41.6 -> 50.8, 40.9 -> 51.9, 45.4 -> 48.8. bf16 gained at some lengths and lost at others (RMSNorm rows of
+    // 65536: 60.5 -> 52.4), so it keeps the cluster (NOTES.md, "Thirty-second pass").
+    if constexpr (sizeof(T) == 4) {
+        if (backward && p.flags && p.mode == kCluster && p.ppt == 2 && version == ROWWISE_AUTO && !own.blocks_per_row &&
+            n > (int64_t)kMaxCluster * CappedBackward<T, RMS>::threads * 2 * Pack<T>::size) {
+            version = ROWWISE_SPLIT;
+            replan = true;
+        }
+    }
     // RMSNorm forward whole rows of 16-byte packs (bfloat16, float32) that take at most 256 threads at 2 packs a thread
     // take 2 packs, not 4: one reduction a row, and half the registers let more rows be in flight. H100, % of the copy,
     // 4 -> 2 packs: bf16 rows of 1024-4096 97.1-97.7 -> 98.3-99.0, float32 rows of 1000-2048 98.6-99.8 -> 99.4-101.3;

@@ -717,6 +717,25 @@ def test_softmax_backward_rows_over_a_cluster_take_blocks_of_256_then_512(dtype,
     torch.testing.assert_close(dx.double().cpu() / scale, expected / scale, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("op", ["layer_norm", "rms_norm"])
+def test_float32_norm_backward_rows_past_a_cluster_of_capped_blocks_take_the_split(op):
+    """float32 norm backward rows over 16 capped blocks (over 32768 elements) take version 5, the split, in blocks of
+    up to 512 (norm_run); bf16 rows, rows of 32768 and version 4 by name keep the cluster. The gradients match
+    float64."""
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("thread-block clusters need compute capability 9.0")
+    n = 36868  # 10 blocks a row of 480 threads for segments of 3688 elements: the last one part empty
+    x = inputs((64, n), torch.float32, "cuda", scale=2.0)
+    text = describe(x, op, backward=True)
+    assert text.startswith("split: ") and "10 blocks per row, 480-thread blocks" in text, text
+    assert describe(x, op, backward=True, version=4).startswith("cluster: ")
+    assert describe(x.bfloat16(), op, backward=True).startswith("cluster: ")
+    assert describe(torch.empty(2, 32768, device="cuda"), op, backward=True).startswith("cluster: ")
+    w, b = params(n, torch.float32, "cuda")
+    dy = inputs((64, n), torch.float32, "cuda", seed=3)
+    check_gradients(op, x, w, b, dy)
+
+
 def test_bfloat16_layer_norm_backward_takes_no_cap():
     """bfloat16 LayerNorm spills under 128 registers (CappedBackward has no cap for it): rows of 32768 keep 8 blocks
     of 256 and the kernel under __launch_bounds__."""
