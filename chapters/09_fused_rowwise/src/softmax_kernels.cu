@@ -333,8 +333,8 @@ cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const 
     if (!shape_plan<T>(backward, version, n, tuning, device_has_clusters(), &p, defaults)) return cudaErrorInvalidValue;
     // Backward rows over a cluster (2 packs a thread, the switches): blocks of 256 while a row takes at most
     // kClusterMin of them, then blocks of 512 (cluster_backward_blocks). Its kernels take 64 registers or fewer, so
-    // blocks of 512 hold two an SM and need no cap, unlike the norms'; past 8 blocks of 256, 8 of 512 measured
-    // faster (fewer blocks to merge a row's sums). H200, backward, % of the copy, shape_plan's 8 blocks -> these:
+    // blocks of 512 hold two an SM and need no cap, unlike the norms'; past 8 blocks of 256, half as many blocks of
+    // 512 measured as fast or faster. H200, backward, % of the copy, shape_plan's 8 blocks -> these:
     // float32 rows of 6144 86.5 -> 97.6, 24576 78.8 -> 87.9, 32768 (16 of 256) 88.2 -> 90.0; bf16 rows of 12288 82.3
     // -> 93.1, 49152 75.0 -> 82.9; rows of 10240-20480 and 28672 within a point (NOTES.md, "Thirty-second pass").
     if (backward && p.flags && p.mode == kCluster && p.ppt == 2 && !(tuning && tuning->blocks_per_row)) {

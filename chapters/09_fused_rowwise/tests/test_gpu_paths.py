@@ -724,7 +724,7 @@ def test_float32_norm_backward_rows_past_a_cluster_of_capped_blocks_take_the_spl
     float64."""
     if torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("thread-block clusters need compute capability 9.0")
-    n = 36868  # 10 blocks a row of 480 threads for segments of 3688 elements: the last one part empty
+    n = 36868  # 10 blocks a row of 480 threads (room for 3840 elements) for segments of 3688: part of each idle
     x = inputs((64, n), torch.float32, "cuda", scale=2.0)
     text = describe(x, op, backward=True)
     assert text.startswith("split: ") and "10 blocks per row, 480-thread blocks" in text, text
