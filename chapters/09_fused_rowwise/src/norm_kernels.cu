@@ -636,7 +636,8 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     // 94.2, 10240 62.9 -> 91.0, 20000 41.9 -> 76.4, 28672 49.6 -> 81.1; LayerNorm 61.4 -> 82.4, 74.3 -> 89.3, 65.2 ->
     // 81.2, 39.5 -> 68.0, 47.0 -> 65.6; bf16 RMSNorm rows of 9000 57.4 -> 73.3, 10240 63.2 -> 79.9, 20000 62.5 ->
     // 72.1, 28672 58.1 -> 64.0 (NOTES.md, "Thirty-first pass"). Rows of 30720-32768 already took 15-16 such blocks
-    // (float32: shape_plan; bf16 RMSNorm: this rule's first form, the H100's 85 -> 88-89 % at 32768).
+    // (float32: a rule of shape_plan's, since removed; bf16 RMSNorm: this rule's first form, the H100's 85 -> 88-89 %
+    // at 32768). The count: cluster_backward_blocks, which the softmax's rule asks too (softmax_run).
     if constexpr (CappedBackward<T, RMS>::threads > 0) {
         if (backward && p.flags && p.mode == kCluster && p.ppt == 2 && !own.blocks_per_row) {
             const int64_t blocks = cluster_backward_blocks<T>(n, CappedBackward<T, RMS>::threads, kMaxCluster);
