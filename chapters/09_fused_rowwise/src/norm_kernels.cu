@@ -639,23 +639,19 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     // (float32: a rule of shape_plan's, since removed; bf16 RMSNorm: this rule's first form, the H100's 85 -> 88-89 %
     // at 32768). The count: cluster_backward_blocks, which the softmax's rule asks too (softmax_run).
     if constexpr (CappedBackward<T, RMS>::threads > 0) {
-        if (backward && p.flags && p.mode == kCluster && p.ppt == 2 && !own.blocks_per_row) {
-            const int64_t blocks = cluster_backward_blocks<T>(n, CappedBackward<T, RMS>::threads, kMaxCluster);
-            if (blocks && blocks != p.segments) {
-                own.blocks_per_row = (int)blocks;
-                replan = true;
-            }
+        const int64_t blocks =
+            backward && !own.blocks_per_row ? cluster_backward_blocks<T>(p, n, CappedBackward<T, RMS>::threads) : 0;
+        if (blocks >= 2 && blocks <= kMaxCluster && blocks != p.segments) {
+            own.blocks_per_row = (int)blocks;
+            replan = true;
         }
-    }
-    // float32 backward rows past kMaxCluster capped blocks (over 32768 elements) take version 5, the split: its two
-    // launches read x and dy twice and still measured faster than the cluster's blocks of 512 (119-128 registers,
-    // one block an SM, each waiting on its row's other blocks for the sums). H200, backward, % of the copy, version 4
-    // -> 5: RMSNorm rows of 36864 46.5 -> 54.1, 49152 42.7 -> 54.0, 65536 49.0 -> 55.0; LayerNorm
-    // 41.6 -> 50.8, 40.9 -> 51.9, 45.4 -> 48.8. bf16 gained at some lengths and lost at others (RMSNorm rows of
-    // 65536: 60.5 -> 52.4), so it keeps the cluster (NOTES.md, "Thirty-second pass").
-    if constexpr (sizeof(T) == 4) {
-        if (backward && p.flags && p.mode == kCluster && p.ppt == 2 && version == ROWWISE_AUTO && !own.blocks_per_row &&
-            n > (int64_t)kMaxCluster * CappedBackward<T, RMS>::threads * 2 * Pack<T>::size) {
+        // float32 backward rows past kMaxCluster capped blocks (over 32768 elements) take version 5, the split: its
+        // two launches read x and dy twice and still measured faster than the cluster's blocks of 512 (119-128
+        // registers, one block an SM, each waiting on its row's other blocks for the sums). H200, backward, % of the
+        // copy, version 4 -> 5: RMSNorm rows of 36864 46.5 -> 54.1, 49152 42.7 -> 54.0, 65536 49.0 -> 55.0; LayerNorm
+        // 41.6 -> 50.8, 40.9 -> 51.9, 45.4 -> 48.8. bf16 gained at some lengths and lost at others (RMSNorm rows of
+        // 65536: 60.5 -> 52.4), so it keeps the cluster (NOTES.md, "Thirty-second pass").
+        if (sizeof(T) == 4 && blocks > kMaxCluster && version == ROWWISE_AUTO) {
             version = ROWWISE_SPLIT;
             replan = true;
         }

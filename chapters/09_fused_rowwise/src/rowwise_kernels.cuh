@@ -1803,14 +1803,14 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
 
 namespace rowwise {
 
-// Backward rows over a cluster, 2 packs a thread: the fewest blocks of `threads` that hold a row of n, where that is 2
-// to `most` blocks, else 0. Each launcher replans its backward rows over a cluster with it (softmax_run, norm_run):
-// the blocks a thread's registers allow, not shape_plan's kClusterMin blocks of n / 64 (float32) or n / 128 (16-bit)
-// threads, which the row length alone sets (float32 rows of 6144: blocks of 96).
+// A backward plan of rows over a cluster with the switches, 2 packs a thread: the fewest blocks of `threads` that hold
+// a row of n (0 for any other plan). Each launcher replans such rows with it (softmax_run, norm_run): the blocks a
+// thread's registers allow, not shape_plan's kClusterMin blocks of n / 64 (float32) or n / 128 (16-bit) threads,
+// which the row length alone sets (float32 rows of 6144: blocks of 96). The caller checks the count fits a cluster.
 template <typename T>
-int64_t cluster_backward_blocks(int64_t n, int threads, int most) {
-    const int64_t blocks = ceil_div(n, (int64_t)threads * 2 * Pack<T>::size);
-    return blocks >= 2 && blocks <= most ? blocks : 0;
+int64_t cluster_backward_blocks(const Plan &p, int64_t n, int threads) {
+    if (!(p.flags && p.mode == kCluster && p.ppt == 2)) return 0;
+    return ceil_div(n, (int64_t)threads * 2 * Pack<T>::size);
 }
 
 // ---- from a plan to a launch -------------------------------------------------------------------------------------

@@ -337,10 +337,10 @@ cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const 
     // 512 measured as fast or faster. H200, backward, % of the copy, shape_plan's 8 blocks -> these:
     // float32 rows of 6144 86.5 -> 97.6, 24576 78.8 -> 87.9, 32768 (16 of 256) 88.2 -> 90.0; bf16 rows of 12288 82.3
     // -> 93.1, 49152 75.0 -> 82.9; rows of 10240-20480 and 28672 within a point (NOTES.md, "Thirty-second pass").
-    if (backward && p.flags && p.mode == kCluster && p.ppt == 2 && !(tuning && tuning->blocks_per_row)) {
-        int64_t blocks = cluster_backward_blocks<T>(n, 256, kClusterMin);
-        if (!blocks) blocks = cluster_backward_blocks<T>(n, kMaxBackwardThreads, kMaxCluster);
-        if (blocks && blocks != p.segments) {
+    if (backward && !(tuning && tuning->blocks_per_row)) {
+        int64_t blocks = cluster_backward_blocks<T>(p, n, 256);
+        if (blocks > kClusterMin) blocks = cluster_backward_blocks<T>(p, n, kMaxBackwardThreads);
+        if (blocks >= 2 && blocks <= kMaxCluster && blocks != p.segments) {
             rowwise_tuning own = tuning ? *tuning : rowwise_tuning{};
             own.blocks_per_row = (int)blocks;
             if (!shape_plan<T>(backward, version, n, &own, device_has_clusters(), &p, defaults))
