@@ -1336,6 +1336,12 @@ K pick_forward(int ppt, int packed, bool whole) {
     if constexpr (sizeof(T) == 4) {
         if (ppt == 8) return pick_layout<K, Make, 8>(packed, whole);
     }
+    // 16 packs: float32 whole rows of 16-byte packs only, 64 registers of row a thread under the cap of 128 that
+    // kMaxThreads gives (ptxas: the softmax's 8 bytes of spill, the norms' none); the softmax's wide rows
+    // (wide_row_choice, softmax_kernels.cu), or tune.
+    if constexpr (std::is_same<T, float>::value) {
+        if (ppt == 16 && packed == kPacks && whole) return Make::template get<16, kPacks, true>();
+    }
     return nullptr;
 }
 template <typename T, typename K, typename Make>

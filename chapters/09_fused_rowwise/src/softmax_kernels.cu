@@ -261,6 +261,35 @@ struct FixedForward {
     }
 };
 
+// Version 0's choice for float32 forward rows that fill a block of 480 or 512 threads at 16 packs a thread (rows of
+// 28673-32768 in 16-byte packs), where the memory is fast: the whole row in the registers of one block, as Triton's
+// tutorial softmax holds it (rowwise/triton_kernels.py: 97 % of the copy at 4096 x 32768 on the H200), rather than
+// version 6's two walks. At 128 registers a thread an SM holds one such block, with 128 KB of its row's loads in
+// flight. H200, forward, % of the copy, version 6 -> 16 packs (NOTES.md, "Thirty-third pass"): 4096 x 32768 90.6 ->
+// 97.3, 4369 x 30720 88.6 -> 95.6. Smaller blocks lost (rows of 24576, 384 threads: 92.6 -> 91.6; 20480: 95.4 ->
+// 86.6; 16384: 98.6 -> 97.3), and so did the norms, which read their weight in the write pass (4096 x 32768:
+// LayerNorm 83 -> 61, RMSNorm 91 -> 67). Sets *use to `chosen` when it takes the rule.
+constexpr int kWideRowPacks = 16;
+constexpr int kWideRowMinThreads = 480;
+template <typename T>
+cudaError_t wide_row_choice(int backward, int version, int64_t n, int packed, const rowwise_tuning *tuning,
+                            rowwise_tuning *chosen, const rowwise_tuning **use) {
+    if constexpr (std::is_same<T, float>::value) {
+        const int64_t threads = round_up(ceil_div(n, (int64_t)kWideRowPacks * Pack<T>::size), kWarp);
+        if (backward || version != ROWWISE_AUTO || tuning_names_a_plan(tuning) || packed != kPacks ||
+            threads < kWideRowMinThreads || threads > kMaxThreads)
+            return cudaSuccess;
+        bool fast = false;
+        CUDA_RETURN_IF_ERROR(device_fast_memory(&fast));
+        if (!fast) return cudaSuccess;
+        *chosen = tuning ? *tuning : rowwise_tuning{};  // the caller's waves, if any
+        chosen->packs_per_thread = kWideRowPacks;
+        *use = chosen;
+    }
+    (void)backward, (void)version, (void)n, (void)packed, (void)tuning, (void)chosen, (void)use;
+    return cudaSuccess;
+}
+
 // Plans (and, unless plan_only, launches) one softmax. Returns the plan through `out`.
 template <typename T>
 cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const rowwise_tuning *tuning, void *workspace,
@@ -310,7 +339,8 @@ cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const 
                        : reread_pick(step, softmax_reread_kernel<T, 1, false>, softmax_reread_kernel<T, 2, false>,
                                      softmax_reread_kernel<T, 4, false>);
     };
-    rowwise_tuning chosen;
+    rowwise_tuning wide, chosen;
+    CUDA_RETURN_IF_ERROR(wide_row_choice<T>(backward, version, n, p.packed, tuning, &wide, &tuning));
     CUDA_RETURN_IF_ERROR(
         fast_reread_choice<T>(ROWWISE_SOFTMAX, &version, backward, n, p.packed, tuning, kMaxThreads, &chosen, &tuning));
     const auto reread = reread_kernel(reread_step(tuning), false);

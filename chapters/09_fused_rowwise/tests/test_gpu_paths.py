@@ -267,7 +267,8 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
     test_reread_every_dtype, test_reread_over_a_cluster (version 6 by name) and the long-row tests of version 0.
     Where the memory is fast (the H200), fast_reread_choice comes first: 16-bit rows that take more than half the
     op's whole-row limit (and float32 RMSNorm's and the softmax's) take version 6 in the block and packs a step
-    measured there, where the row is a whole number of the block's steps (RMSNorm's: any row)."""
+    measured there, where the row is a whole number of the block's steps (RMSNorm's: any row); before it,
+    wide_row_choice keeps float32 softmax rows of 28673-32768 in registers (16 packs a thread)."""
     props = torch.cuda.get_device_properties(0)
     fast = fast_memory()
     shared = props.shared_memory_per_multiprocessor  # the rule's measure of L1 (L1 and shared memory share it)
@@ -275,7 +276,7 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
     budget_512 = props.L2_cache_size // 2 if fast else budget  # two blocks of 512 an SM
     clusters = torch.cuda.get_device_capability()[0] >= 9
     # "half of L2": rows (a dtype and a length) that take blocks of 512 only because the memory is fast
-    names = ("rms_norm", "layer_norm", "softmax", "over a cluster", "past L1", "fast memory", "half of L2")
+    names = ("rms_norm", "layer_norm", "softmax", "over a cluster", "past L1", "fast memory", "half of L2", "wide")
     taken = dict.fromkeys(names, 0)
     for dtype in (torch.bfloat16, torch.float16, torch.float32):
         size = torch.tensor([], dtype=dtype).element_size()
@@ -301,10 +302,16 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
                     over = over and fast and (row <= 8 * 65536 if size == 2 else 8 * 65536 < row <= 8 * 2 * 65536)
                 else:
                     over = over and op == "layer_norm" and size == 2 and row <= 8 * 65536
+                # wide_row_choice, first: float32 softmax rows of a block of 480-512 threads at 16 packs a thread
+                wide = fast and op == "softmax" and size == 4 and 448 * 64 < n <= 512 * 64
+                expected = expected and not wide
                 taken[op] += expected
                 taken["over a cluster"] += over
+                taken["wide"] += wide
                 text = describe(x, op)
                 assert text.startswith("reread: ") == (expected or over or fast_plan is not None), (op, dtype, n, text)
+                if wide:
+                    assert text.startswith("registers: 512 threads per row, 16 packs of 16 bytes"), text
                 if fast_plan is not None:
                     want = f"reread: a {fast_plan[0]}-thread block per row"
                     assert text.startswith(want) and f"{fast_plan[1]} packs of 16 bytes per thread a step" in text, text
@@ -337,6 +344,7 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
     if fast:  # 16-bit 16384 for the softmax and LayerNorm, 24576 and 32768 for RMSNorm; float32 RMSNorm 12288
         assert taken["fast memory"] == 11, taken  # (1.5 steps) and 16384, the softmax 8192
         assert taken["half of L2"] >= 1, taken  # float32 rows of 24576 (96 KB): blocks of 512
+        assert taken["wide"] == 1, taken  # the float32 softmax's rows of 32768
 
 
 @pytest.mark.parametrize("tune", [[128, 2, 0], [512, 4, 0], [0, 0, 3], [0, 0, 3, 1], [0, 0, 3, 1000], [256, 2, 0, 1]])
@@ -715,6 +723,38 @@ def test_softmax_backward_rows_over_a_cluster_take_blocks_of_256_then_512(dtype,
     scale = expected.abs().max().item()
     tol = 1e-5 if dtype == torch.float32 else 1e-2
     torch.testing.assert_close(dx.double().cpu() / scale, expected / scale, rtol=tol, atol=tol)
+
+
+WIDE_ROWS = [  # (n, threads a row at 16 packs, or 0 where version 0 keeps its other plan): wide_row_choice
+    (28672, 0),  # 448 threads: a smaller block, version 6
+    (28676, 480),  # 449 threads' worth, a block of 480: part of the last warp idle
+    (30720, 480),
+    (32766, 0),  # not whole 16-byte packs
+    (32768, 512),
+]
+
+
+@pytest.mark.parametrize("n, threads", WIDE_ROWS, ids=[str(n) for n, _ in WIDE_ROWS])
+def test_float32_softmax_rows_of_a_wide_block_stay_in_registers_where_the_memory_is_fast(n, threads):
+    """Where the memory is fast (the H200), version 0 holds float32 softmax rows that fill a block of 480 or 512
+    threads at 16 packs a thread in the registers of that block, as Triton's tutorial does, and every element of y is
+    written and matches float64; elsewhere, and for the other rows, version 6 or the rows' other plan. The backward
+    and the norms keep theirs."""
+    if not fast_memory():
+        threads = 0
+    rows = 5
+    x = inputs((rows, n), torch.float32, "cuda", scale=3.0)
+    text = describe(x, "softmax")
+    wide = f"registers: {threads} threads per row, 16 packs of 16 bytes per thread, 1 block per row"
+    assert text.startswith(wide) if threads else "16 packs" not in text, text
+    for op in ("layer_norm", "rms_norm"):
+        assert "16 packs" not in describe(x, op)
+    assert "16 packs" not in describe(x, "softmax", backward=True)
+    y = poisoned_call(lambda: softmax(x), x)
+    rtol, atol = TOL[torch.float32]
+    torch.testing.assert_close(y.double().cpu(), reference("softmax", x), rtol=rtol, atol=atol)
+    if threads:  # tune's plans are the caller's: 4 packs, the row's other plan
+        assert "16 packs" not in describe(x, "softmax", tune=[0, 4, 0])
 
 
 @pytest.mark.parametrize("op", ["layer_norm", "rms_norm"])
