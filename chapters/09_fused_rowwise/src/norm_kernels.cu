@@ -469,13 +469,20 @@ __global__ void __launch_bounds__(1024)
         const St total = reread_combine<CLUSTER>(reduce_group(mine, c, exchange, parity), c, parity);
         const A rstd = rsqrt_acc(total.v[0] / A(n) + eps);
         if (threadIdx.x == 0 && c.rank == 0) rstd_out[row] = rstd;
-        const auto scaled = [&](const uint32_t (&v)[4], int64_t at, A(&r)[S]) {
-            uint32_t wv[4];
-            param16(wv, weight, at);
+        const auto scale = [&](const uint32_t (&v)[4], const uint32_t (&wv)[4], A(&r)[S]) {
 #pragma unroll
             for (int j = 0; j < S; ++j) r[j] = Bits<T>::get(v, j) * rstd * (weight ? Bits<T>::get(wv, j) : A(1));
         };
-        reread_write<U, SKIP_L1>(in, y + row * n + c.seg_begin, packs, drop, scaled);
+        if constexpr (U >= 4 && !CLUSTER) {  // steps of 4 packs: the step's weight loaded first (rowwise_kernels.cuh)
+            reread_write_weight_first<U, SKIP_L1>(in, y + row * n + c.seg_begin, packs, drop, weight, scale);
+        } else {
+            reread_write<U, SKIP_L1>(in, y + row * n + c.seg_begin, packs, drop,
+                                     [&](const uint32_t (&v)[4], int64_t at, A(&r)[S]) {
+                                         uint32_t wv[4];
+                                         param16(wv, weight, at);
+                                         scale(v, wv, r);
+                                     });
+        }
     }
     reread_finish<CLUSTER>(c);
 }

@@ -857,6 +857,37 @@ __device__ inline void reread_write(const T *in_row, T *out_row, int64_t packs, 
     });
 }
 
+// RMSNorm's second walk in steps of 4 packs: the same, with the step's weight packs all loaded before its first value
+// is computed (out(w, wv, r): wv, the weight's words, zero where it is absent), as the step's row packs are
+// (reread_walk), not each beside its store. Each load waited for in turn costs a block its latency once a pack; a
+// block of 1024 (one an SM) has no other block's loads to hide it. H200, % of the copy, pack by pack -> weight first
+// (NOTES.md, "Thirty-fourth pass"): bf16 4096 x 32768 in blocks of 512 87.5 -> 95.8, 2048 x 65536 (1024) 76.0 -> 82.8,
+// float32 4096 x 32768 (1024) 90.7 -> 92.4. Not taken: LayerNorm (its weight and bias first: -2.9 to +3.5 by row),
+// steps of 2 packs (RMSNorm bf16 4096 x 24576: 92.0 -> 85.6), the cluster build (LayerNorm's spilled).
+template <int U, bool SKIP_L1, typename T, typename Out>
+__device__ inline void reread_write_weight_first(const T *in_row, T *out_row, int64_t packs, uint64_t policy,
+                                                 const uint4 *weight, Out out) {
+    uint4 *dst = reinterpret_cast<uint4 *>(out_row);
+    reread_walk<U, SKIP_L1>(in_row, packs, policy, [&](const uint32_t (&w)[U][4], int valid, int64_t first) {
+        uint32_t wv[U][4];
+#pragma unroll
+        for (int k = 0; k < U; ++k) {
+            wv[k][0] = wv[k][1] = wv[k][2] = wv[k][3] = 0;
+            if (k < valid) param16(wv[k], weight, first + k * (int64_t)blockDim.x);
+        }
+#pragma unroll
+        for (int k = 0; k < U; ++k) {
+            if (k >= valid) continue;
+            const int64_t at = first + k * (int64_t)blockDim.x;
+            acc_t<T> r[Pack<T>::size];
+            uint32_t q[4];
+            out(w[k], wv[k], r);
+            Bits<T>::put(q, r);
+            __stcs(dst + at, make_uint4(q[0], q[1], q[2], q[3]));
+        }
+    });
+}
+
 // Version 6's place of a block: its row walk and its segment of the row. A kernel built for a block a row
 // (CLUSTER false, the plain launch) gives each block whole rows (reduce_group's view: every thread of the block holds
 // part of one row). A kernel built for clusters (CLUSTER true) launched with clusters of C blocks (tune's
@@ -1656,7 +1687,14 @@ cudaError_t fast_reread_choice(int op, int *version, int backward, int64_t n, in
     if (tuning_names_a_plan(tuning)) return cudaSuccess;
     int threads = 512, step = 2;  // 16-bit rows and the float32 softmax
     if (sizeof(T) == 2) {
+        // LayerNorm's 16-bit rows take 4 packs a step, and so do RMSNorm's bf16 rows that are a whole number of such
+        // steps, whose kernel loads the weight before the step's first store (reread_write_weight_first). H200, % of
+        // the copy, RMSNorm bf16 4096 x 32768: 2 packs 90.1, 4 packs 95.5 (NOTES.md, "Thirty-fourth pass"; the only
+        // such row measured).
         if (op == ROWWISE_LAYER_NORM) step = 4;
+        if (op == ROWWISE_RMS_NORM && std::is_same<T, __nv_bfloat16>::value &&
+            n % ((int64_t)threads * 4 * Pack<T>::size) == 0)
+            step = 4;
     } else if (std::is_same<T, float>::value && op == ROWWISE_RMS_NORM) {
         threads = 1024;
     } else if (!(std::is_same<T, float>::value && op == ROWWISE_SOFTMAX)) {

@@ -267,7 +267,8 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
     test_reread_every_dtype, test_reread_over_a_cluster (version 6 by name) and the long-row tests of version 0.
     Where the memory is fast (the H200), fast_reread_choice comes first: 16-bit rows that take more than half the
     op's whole-row limit (and float32 RMSNorm's and the softmax's) take version 6 in the block and packs a step
-    measured there, where the row is a whole number of the block's steps (RMSNorm's: any row); before it,
+    measured there, where the row is a whole number of the block's steps (RMSNorm's: any row; its bf16 rows of whole
+    4-pack steps take 4 packs, not 2); before it,
     wide_row_choice keeps float32 softmax rows of 28673-32768 in registers (16 packs a thread)."""
     props = torch.cuda.get_device_properties(0)
     fast = fast_memory()
@@ -293,6 +294,8 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
                 fast_plan = None
                 if fast and measured and fits_registers and n > threads * 2 * (16 // size):
                     fast_plan = (1024 if op == "rms_norm" and size == 4 else 512, 4 if op == "layer_norm" else 2)
+                    if op == "rms_norm" and dtype == torch.bfloat16 and n % (512 * 4 * 8) == 0:
+                        fast_plan = (512, 4)  # bf16 rows of whole 4-pack steps (the weight loaded before the stores)
                     if op != "rms_norm" and n % (fast_plan[0] * fast_plan[1] * (16 // size)):
                         fast_plan = None  # a last step that fills part of the block: registers (RMSNorm: version 6)
                     taken["fast memory"] += fast_plan is not None
