@@ -838,8 +838,16 @@ __device__ inline void reread_walk(const void *row, int64_t packs, uint64_t poli
     }
 }
 
+// The S values r narrowed to a 16-byte pack and streamed to *dst (st.global.cs: no line of it is read again).
+template <typename T>
+__device__ inline void stream_pack(uint4 *dst, const acc_t<T> (&r)[Pack<T>::size]) {
+    uint32_t q[4];
+    Bits<T>::put(q, r);
+    __stcs(dst, make_uint4(q[0], q[1], q[2], q[3]));
+}
+
 // Version 6's second walk: pack `at` of the output row is out(w, at, r), from pack `at` of the input row (its words
-// w), narrowed from the S values r and streamed to memory (st.global.cs: no line of it is read again).
+// w), narrowed from the S values r and streamed to memory (stream_pack).
 template <int U, bool SKIP_L1 = false, typename T, typename Out>
 __device__ inline void reread_write(const T *in_row, T *out_row, int64_t packs, uint64_t policy, Out out) {
     uint4 *dst = reinterpret_cast<uint4 *>(out_row);
@@ -849,10 +857,8 @@ __device__ inline void reread_write(const T *in_row, T *out_row, int64_t packs, 
             if (k >= valid) continue;
             const int64_t at = first + k * (int64_t)blockDim.x;
             acc_t<T> r[Pack<T>::size];
-            uint32_t q[4];
             out(w[k], at, r);
-            Bits<T>::put(q, r);
-            __stcs(dst + at, make_uint4(q[0], q[1], q[2], q[3]));
+            stream_pack<T>(dst + at, r);
         }
     });
 }
@@ -878,12 +884,9 @@ __device__ inline void reread_write_weight_first(const T *in_row, T *out_row, in
 #pragma unroll
         for (int k = 0; k < U; ++k) {
             if (k >= valid) continue;
-            const int64_t at = first + k * (int64_t)blockDim.x;
             acc_t<T> r[Pack<T>::size];
-            uint32_t q[4];
             out(w[k], wv[k], r);
-            Bits<T>::put(q, r);
-            __stcs(dst + at, make_uint4(q[0], q[1], q[2], q[3]));
+            stream_pack<T>(dst + first + k * (int64_t)blockDim.x, r);
         }
     });
 }
