@@ -21,7 +21,8 @@
  *       blocks of 256 threads at 80 registers, bfloat16 RMSNorm rows over blocks of 128 at 96; more blocks an SM.
  *   rms_norm_reread_kernel          version 6, RMSNorm's forward for rows too long for one block's registers: a block
  *       per row walks it twice, the sum of squares then the output; the second read comes from L2
- *       (rowwise_kernels.cuh, "version 6").
+ *       (rowwise_kernels.cuh, "version 6"). Also built for 8 packs a step (float32 rows of 16385-32768 where the
+ *       memory is fast: fast_reread_choice), which loads the weight pack by pack: loaded first, as at 4, it spilled.
  *   layer_norm_reread_kernel        version 6, LayerNorm's forward the same way: the first walk's statistic is each
  *       thread's (count, mean, M2), each step's made by two passes over its values and merged with Chan's formula.
  *       Where a row, its weight and its bias overflow L1, x's loads skip L1 (SKIP_L1, reread_skips_l1).
@@ -473,7 +474,9 @@ __global__ void __launch_bounds__(1024)
 #pragma unroll
             for (int j = 0; j < S; ++j) r[j] = Bits<T>::get(v, j) * rstd * (weight ? Bits<T>::get(wv, j) : A(1));
         };
-        if constexpr (U >= 4 && !CLUSTER) {  // steps of 4 packs: the step's weight loaded first (rowwise_kernels.cuh)
+        // Steps of 4 packs: the step's weight loaded first (rowwise_kernels.cuh). At 8, the 64 words of x and weight a
+        // thread would hold spill under the 64 registers of a block of 1024 (100 bytes in float32): pack by pack.
+        if constexpr (U == 4 && !CLUSTER) {
             reread_write_weight_first<U, SKIP_L1>(in, y + row * n + c.seg_begin, packs, drop, weight, scale);
         } else {
             reread_write<U, SKIP_L1>(in, y + row * n + c.seg_begin, packs, drop,
@@ -613,7 +616,7 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
             return cluster ? reread_pick(step, rms_norm_reread_kernel<T, 1, true>, rms_norm_reread_kernel<T, 2, true>,
                                          rms_norm_reread_kernel<T, 4, true>)
                            : reread_pick(step, rms_norm_reread_kernel<T, 1, false>, rms_norm_reread_kernel<T, 2, false>,
-                                         rms_norm_reread_kernel<T, 4, false>);
+                                         rms_norm_reread_kernel<T, 4, false>, rms_norm_reread_kernel<T, 8, false>);
         else
             return cluster ? reread_pick(step, layer_norm_reread_kernel<T, 1, true>,
                                          layer_norm_reread_kernel<T, 2, true>, layer_norm_reread_kernel<T, 4, true>)
@@ -703,6 +706,7 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)
         if (row_layout(a, sizeof(T)) != kPacks) return cudaErrorInvalidValue;
         auto kernel = reread_kernel(p.ppt, p.segments > 1);
+        if (kernel == nullptr) return cudaErrorInvalidValue;  // 8 packs a step: RMSNorm's plain build only
         // A block a row of 4 packs a step whose row and vectors overflow L1: x's loads skip it. 16-bit RMSNorm keeps
         // L1 (its rows of 61440 and 65536 measured 0.4-1.8 points slower past L1 on the H200).
         if constexpr (!RMS || sizeof(T) == 4) {

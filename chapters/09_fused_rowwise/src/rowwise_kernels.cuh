@@ -763,7 +763,8 @@ __device__ inline void finish(const Ctx &c) {
 // looped reductions do the same with Triton's eviction policies. Version 0 takes it for the forwards where a block's
 // rows in flight fit L2 (reread_choice below; NOTES.md, "Tenth pass" to "Fourteenth pass").
 // U: 4 packs a step by default; tune may ask 1 or 2 (fewer registers and bytes in flight a thread: on the H100, in
-// the block reread_block picks, 3-25 points slower at every shape measured; NOTES.md, "Thirteenth pass").
+// the block reread_block picks, 3-25 points slower at every shape measured; NOTES.md, "Thirteenth pass"), and
+// RMSNorm 8 (its plain build only: fast_reread_choice's float32 rows).
 constexpr int kRereadPacks = 4;
 
 __device__ inline uint64_t l2_keep_policy() {
@@ -1534,10 +1535,12 @@ inline cudaError_t device_fast_memory(bool *fast) {
     return cudaSuccess;
 }
 
-// Version 6's kernel for a plan's packs a thread a step (p.ppt: 1, 2 or 4; the kernels' template parameter U).
+// Version 6's kernel for a plan's packs a thread a step (p.ppt: 1, 2, 4 or 8; the kernels' template parameter U), or
+// nullptr where the op is not built for 8 (only RMSNorm's plain build is: fast_reread_choice). The launchers answer a
+// nullptr with cudaErrorInvalidValue: a tuned plan the kernels cannot make (the binding's ValueError).
 template <typename Kernel>
-Kernel reread_pick(int ppt, Kernel one, Kernel two, Kernel four) {
-    return ppt == 1 ? one : ppt == 2 ? two : four;
+Kernel reread_pick(int ppt, Kernel one, Kernel two, Kernel four, Kernel eight = nullptr) {
+    return ppt == 1 ? one : ppt == 2 ? two : ppt == 8 ? eight : four;
 }
 // The packs a step a tuning asks version 6 for (kRereadPacks: none asked).
 inline int reread_step(const rowwise_tuning *tuning) {
@@ -1565,6 +1568,7 @@ constexpr int kRereadThreads = 1024;
 // device and row length (remembered). A query that fails is the caller's error: its launch does not go ahead.
 template <typename Kernel>
 cudaError_t reread_block(Kernel kernel, int64_t row_bytes, int *threads) {
+    if (kernel == nullptr) return cudaErrorInvalidValue;  // packs a step the op is not built for (reread_pick)
     int64_t found = 0;
     const cudaError_t asked = remembered(kernel, row_bytes, 0, 0, &found, [&](int64_t *answer) {
         int device = 0, l2 = 0, sms = 0;
@@ -1704,8 +1708,21 @@ cudaError_t fast_reread_choice(int op, int *version, int backward, int64_t n, in
         return cudaSuccess;
     }
     const int64_t longest = (int64_t)whole_limit * 4 * Pack<T>::size;  // the longest row a block holds at 4 packs
-    const bool whole_steps = n % ((int64_t)threads * step * Pack<T>::size) == 0;
-    if (n <= longest / 2 || n > longest || (!whole_steps && op != ROWWISE_RMS_NORM)) return cudaSuccess;
+    // float32 RMSNorm rows past that, up to twice it (16385-32768): steps of 8 packs a thread, as torch.compile's
+    // kernel holds a row (a thread's 8 packs loaded at once, x kept in L1 for the second walk), in blocks of 512 (two
+    // an SM) where a row is at most one and a half of their steps (up to 24576), else in one step of the fewest warps
+    // that hold the row. H200, % of the copy, reread_choice's plan (4 packs a step) -> this (NOTES.md, "Thirty-fifth
+    // pass"): 7943 x 16896 97.0 -> 99.8, 6553 x 20480 95.9 -> 98.2, 5461 x 24576 92.0 -> 95.2, 4681 x 28672 (896
+    // threads) 85.7 -> 97.7, 4096 x 32768 (1024) 92.7 -> 96.1; one step of the fewest warps lost at 16896 (544
+    // threads: 90.4) and 20480 (640: 96.1), where a block of 512 leaves room for a second.
+    if (std::is_same<T, float>::value && op == ROWWISE_RMS_NORM && n > longest && n <= 2 * longest) {
+        const int64_t packs = n / Pack<T>::size;
+        threads = packs <= 3 * 512 * 8 / 2 ? 512 : (int)round_up(ceil_div(packs, 8), kWarp);
+        step = 8;
+    } else {
+        const bool whole_steps = n % ((int64_t)threads * step * Pack<T>::size) == 0;
+        if (n <= longest / 2 || n > longest || (!whole_steps && op != ROWWISE_RMS_NORM)) return cudaSuccess;
+    }
     bool fast = false;
     CUDA_RETURN_IF_ERROR(device_fast_memory(&fast));
     if (!fast) return cudaSuccess;
@@ -1733,8 +1750,8 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
     if (version == ROWWISE_REREAD) {  // forward, rows of whole 16-byte packs; one block of kRereadThreads a row
         if (backward || n * (int64_t)sizeof(T) % 16 != 0) return false;
         const int step = reread_step(tuning);
-        if ((step != 1 && step != 2 && step != 4) || (tuning && tuning->flags))
-            return false;  // built for 1, 2 or 4 packs a step, no switches
+        if ((step != 1 && step != 2 && step != 4 && step != 8) || (tuning && tuning->flags))
+            return false;  // built for 1, 2, 4 or 8 packs a step, no switches
         const int threads = tuning && tuning->block_threads ? tuning->block_threads : kRereadThreads;
         if (threads % kWarp != 0 || threads > 1024) return false;
         // Blocks a row: one, or a cluster of them (sm_90), each walking its segment of the row (reread_ctx).

@@ -381,6 +381,7 @@ cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const 
     if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)
         if (row_layout(a, sizeof(T)) != kPacks) return cudaErrorInvalidValue;
         const auto kernel = reread_kernel(p.ppt, p.segments > 1);
+        if (kernel == nullptr) return cudaErrorInvalidValue;  // 8 packs a step: RMSNorm's plain build only
         CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 0, rows, n, sizeof(A), sizeof(MaxSum<A>), 0, &p));
         *out = p;
         if (plan_only || rows == 0 || n == 0) return cudaSuccess;

@@ -30,13 +30,13 @@ const char *broken_promise(const Plan &p, int backward, int64_t n) {
     const int max_group = backward ? kMaxBackwardThreads : big ? kMaxWholeThreads : kMaxThreads;
     const int64_t per_thread = (int64_t)p.ppt * S;
     if (p.group < 1 || p.block < p.group || p.block % p.group != 0) return "a block is not made of whole groups";
-    if (p.mode == kReread) {  // version 6: a block (or a cluster's C) walks the row, 1, 2 or 4 packs a thread a step
+    if (p.mode == kReread) {  // version 6: a block (or a cluster's C) walks the row, 1, 2, 4 or 8 packs a thread a step
         if (backward) return "a backward plan in version 6";
         if (p.group != p.block || p.block % kWarp != 0 || p.block > 1024) return "a reread block that is not one group";
         if (p.segments < 1 || p.segments > kMaxCluster) return "a reread row over more blocks than a cluster holds";
         if (p.seg_len % S != 0 || (int64_t)p.segments * p.seg_len < n || (p.segments == 1 && p.seg_len != n))
             return "reread segments that do not cover the row in whole packs";
-        if ((p.ppt != 1 && p.ppt != 2 && p.ppt != 4) || p.packed != kPacks || n % S != 0)
+        if ((p.ppt != 1 && p.ppt != 2 && p.ppt != 4 && p.ppt != 8) || p.packed != kPacks || n % S != 0)
             return "a reread row not of whole packs";
         return nullptr;
     }

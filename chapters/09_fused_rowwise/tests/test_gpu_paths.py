@@ -216,6 +216,24 @@ def test_reread_steps_and_walking_blocks(op, dtype, tune):
     check(op, x, 6, tune)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64], ids=str)
+def test_reread_eight_packs_a_step_rms_norm_only(dtype, small):
+    """RMSNorm's version 6 is also built for 8 packs a thread a step (fast_reread_choice's float32 rows of
+    16385-32768, a row in one step): rows of a step and a half (a full step, then a partial one), of less than a
+    step (threads with no pack), with blocks that walk the rows (waves: 1); the softmax, LayerNorm and RMSNorm over a
+    cluster are not built for it: ValueError, not a launch."""
+    for n, tune in ((12296, [256, 8, 0]), (24616, [1024, 8, 0]), (1000, [512, 8, 0]), (12296, [256, 8, 0, 1])):
+        x = inputs((rows_for(n, small), n), dtype, "cuda", scale=3.0)
+        w, b = params(n, dtype, "cuda")
+        assert "8 packs of 16 bytes per thread a step" in describe(x, "rms_norm", version=6, tune=tune)
+        check_reread("rms_norm", x, w, b, tune)
+    x = inputs((4, 12296), dtype, "cuda")
+    w, b = params(12296, dtype, "cuda")
+    for op, tune in (("softmax", [256, 8, 0]), ("layer_norm", [256, 8, 0]), ("rms_norm", [256, 8, 3])):
+        with pytest.raises(ValueError, match="cannot run this op"):
+            _forward(op, x, w, b, 6, tune)
+
+
 @pytest.mark.skipif(
     not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] < 9, reason="clusters need sm_90"
 )
@@ -268,7 +286,8 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
     Where the memory is fast (the H200), fast_reread_choice comes first: 16-bit rows that take more than half the
     op's whole-row limit (and float32 RMSNorm's and the softmax's) take version 6 in the block and packs a step
     measured there, where the row is a whole number of the block's steps (RMSNorm's: any row; its bf16 rows of whole
-    4-pack steps take 4 packs, not 2); before it,
+    4-pack steps take 4 packs, not 2; its float32 rows of 16385-32768, one step of 8 packs in the fewest warps that
+    hold it); before it,
     wide_row_choice keeps float32 softmax rows of 28673-32768 in registers (16 packs a thread)."""
     props = torch.cuda.get_device_properties(0)
     fast = fast_memory()
@@ -298,7 +317,11 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
                         fast_plan = (512, 4)  # bf16 rows of whole 4-pack steps (the weight loaded before the stores)
                     if op != "rms_norm" and n % (fast_plan[0] * fast_plan[1] * (16 // size)):
                         fast_plan = None  # a last step that fills part of the block: registers (RMSNorm: version 6)
-                    taken["fast memory"] += fast_plan is not None
+                if fast and op == "rms_norm" and size == 4 and threads * 4 * 4 < n <= threads * 8 * 4:
+                    # float32 rows past the limit, 8 packs a step: blocks of 512 up to 1.5 steps, else one step
+                    fast_plan = 512 if n <= 24576 else (-(-n // 32) + 31) // 32 * 32, 8
+                    expected = False  # not reread_choice's plan
+                taken["fast memory"] += fast_plan is not None
                 segments = min(-(-row // 65536), 8)
                 over = clusters and not fits_registers and block == 0
                 if op == "softmax":  # where the memory is fast: 16-bit rows of up to 512 KB, float32 of 512 KB-1 MB
@@ -345,7 +368,7 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
     if fast and clusters:  # at least the softmax's rows of 2^18 in each dtype and 16-bit LayerNorm's
         assert taken["over a cluster"] >= 3 + 2, taken
     if fast:  # 16-bit 16384 for the softmax and LayerNorm, 24576 and 32768 for RMSNorm; float32 RMSNorm 12288
-        assert taken["fast memory"] == 11, taken  # (1.5 steps) and 16384, the softmax 8192
+        assert taken["fast memory"] == 13, taken  # (1.5 steps), 16384, 24576 and 32768, the softmax 8192
         assert taken["half of L2"] >= 1, taken  # float32 rows of 24576 (96 KB): blocks of 512
         assert taken["wide"] == 1, taken  # the float32 softmax's rows of 32768
 
