@@ -286,8 +286,8 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
     Where the memory is fast (the H200), fast_reread_choice comes first: 16-bit rows that take more than half the
     op's whole-row limit (and float32 RMSNorm's and the softmax's) take version 6 in the block and packs a step
     measured there, where the row is a whole number of the block's steps (RMSNorm's: any row; its bf16 rows of whole
-    4-pack steps take 4 packs, not 2; its float32 rows of 16385-32768, one step of 8 packs in the fewest warps that
-    hold it); before it,
+    4-pack steps take 4 packs, not 2; its float32 rows of 16385-32768 take 8 packs a step, in blocks of 512 up to
+    24576, else one step of the fewest warps that hold the row); before it,
     wide_row_choice keeps float32 softmax rows of 28673-32768 in registers (16 packs a thread)."""
     props = torch.cuda.get_device_properties(0)
     fast = fast_memory()
