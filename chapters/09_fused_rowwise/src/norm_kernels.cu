@@ -567,10 +567,12 @@ struct ForwardMake {
 };
 // LayerNorm's forwards built for a row length (pick_fixed, fixed_ctx): whole rows of 16-byte packs, 4 packs a thread,
 // that fill a group of 32 to 256 threads exactly, so the usual hidden sizes: 1024 to 8192 elements in 16-bit types,
-// 512 to 4096 in float32. They run in blocks of 256 (pick_fixed). bfloat16's asks for five such blocks an SM: 48
-// registers instead of 52, no spill, 40 warps an SM instead of 32. H100, % of the copy, 52 -> 48 registers: 65536 x
-// 1024 97.0 -> 97.8, 16384 x 4096 96.8 -> 97.4, 32768 x 2048 97.0 -> 97.3; six blocks (40 registers) spilled and ran
-// at 74-82 %, and the softmax's kernel spilled at five (NOTES.md, "Twenty-fourth pass").
+// 512 to 4096 in float32. They run in blocks of 256, or a block a row where the memory is fast (norm_run; pick_fixed).
+// bfloat16's asks for five blocks of 256 an SM: 48 registers instead of 52, no spill, 40 warps an SM instead of 32.
+// H100, % of the copy, 52 -> 48 registers: 65536 x 1024 97.0 -> 97.8, 16384 x 4096 96.8 -> 97.4, 32768 x 2048 97.0 ->
+// 97.3; six blocks (40 registers) spilled and ran at 74-82 %, and the softmax's kernel spilled at five (NOTES.md,
+// "Twenty-fourth pass"). On the H200 more blocks an SM did not pay: float32 whole rows built with 5, 6 or 8 blocks of
+// 256 an SM (48, 40, 32 registers) ran 0.5, 2 and 25-33 points below the build with 4 (NOTES.md, "Thirty-sixth pass").
 template <typename T, bool RMS, int GROUP>
 __global__ void __launch_bounds__(kFixedBlock, 5)
     norm_forward_five_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b,
@@ -698,6 +700,19 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     // change measured nothing at 16384 x 4096 (NOTES.md, "Twenty-second pass").
     if (!RMS && !backward && p.mode == kWhole && p.packed == kBody && p.group > kWarp && p.block > p.group &&
         !own.block_threads) {
+        own.block_threads = p.group;
+        replan = true;
+    }
+    // Where the memory is fast, whole rows of 16-byte packs of a warp or more take a block per row too: LayerNorm's in
+    // bfloat16 and float32, RMSNorm's in float32 where a row takes at most 64 threads (the kernels built for a row
+    // length as well: pick_fixed). H200, % of the copy, blocks of 256 -> a block a row: float32 65536 x 1024 (64
+    // threads a row) RMSNorm 96.0 -> 98.2, LayerNorm 97.2 -> 98.6; bf16 LayerNorm 16384 x 4096 (128) 94.3 -> 95.3,
+    // 65536 x 1024 (32) 94.8 -> 95.7. RMSNorm lost at 128 threads a row (float32 32768 x 2048: 96.8 -> 95.8; bf16
+    // 16384 x 4096: 97.7 -> 96.0); float16 was not measured (NOTES.md, "Thirty-sixth pass").
+    if (fast && !backward && p.mode == kWhole && p.packed == kPacks && p.group >= kWarp && p.block > p.group &&
+        !own.block_threads &&
+        (RMS ? std::is_same<T, float>::value && p.group <= 64
+             : std::is_same<T, float>::value || std::is_same<T, __nv_bfloat16>::value)) {
         own.block_threads = p.group;
         replan = true;
     }

@@ -1454,15 +1454,15 @@ inline bool tuning_names_a_plan(const rowwise_tuning *tuning) {
 }
 
 // The forward built for a plan's row length (fixed_ctx), where there is one: the plan takes whole rows of 16-byte
-// packs, PPT packs a thread, no switches, in blocks of kFixedBlock (every such plan's default); the row fills its
-// group of 32 to 256 threads exactly (n = group x PPT x pack size); and tune names no field (the kernels for any
-// length then run, and the tests compare the two). Make::get<GROUP>() names the kernel built for a group. nullptr
-// otherwise: the caller keeps its kernel.
+// packs, PPT packs a thread, no switches, in blocks of kFixedBlock (every such plan's default) or of one row
+// (norm_run's block a row where the memory is fast); the row fills its group of 32 to 256 threads exactly (n = group x
+// PPT x pack size); and tune names no field (the kernels for any length then run, and the tests compare the two).
+// Make::get<GROUP>() names the kernel built for a group. nullptr otherwise: the caller keeps its kernel.
 template <typename T, int PPT, typename Make>
 auto pick_fixed(const Plan &p, int64_t n, const rowwise_tuning *tuning) -> decltype(Make::template get<32>()) {
     const bool tuned = tuning_names_a_plan(tuning) || (tuning && tuning->waves);
-    if (tuned || p.mode != kWhole || p.packed != kPacks || p.flags || p.ppt != PPT || p.block != kFixedBlock ||
-        n != (int64_t)p.group * PPT * Pack<T>::size)
+    if (tuned || p.mode != kWhole || p.packed != kPacks || p.flags || p.ppt != PPT ||
+        (p.block != kFixedBlock && p.block != p.group) || n != (int64_t)p.group * PPT * Pack<T>::size)
         return nullptr;
     if (p.group == 32) return Make::template get<32>();
     if (p.group == 64) return Make::template get<64>();

@@ -524,7 +524,9 @@ def test_describe_names_the_launch():
     assert "128 threads per row" in describe(odd, "layer_norm") and "128-thread blocks" in describe(odd, "layer_norm")
     assert "256-thread blocks" in describe(odd, "layer_norm", tune=(256, 0, 0))
     assert "256-thread blocks" in describe(odd, "rms_norm")
-    assert "256-thread blocks" in describe(odd[:, :4096].contiguous(), "layer_norm")
+    # (aligned bf16 rows: a block a row where the memory is fast, test_whole_row_norm_forwards_take_a_block_a_row...)
+    aligned = "128-thread blocks" if fast_memory() else "256-thread blocks"
+    assert aligned in describe(odd[:, :4096].contiguous(), "layer_norm")
     check("layer_norm", odd)
     assert "single elements" in describe(torch.randn(16, 7, device="cuda", dtype=torch.bfloat16), "softmax")
 
@@ -562,6 +564,49 @@ def test_forwards_built_for_a_row_length_match_the_others(op, dtype):
             assert ("built for this row length" in text) == built, text
     # 1024 ... 8192 in 16-bit types, 512 ... 4096 in float32; two row counts each
     assert fixed == (2 * 4 if built else 0), fixed
+
+
+BLOCK_A_ROW = [  # (op, dtype, n, threads a row, whether it takes a block a row where the memory is fast): norm_run
+    ("layer_norm", torch.float32, 1024, 64, True),
+    ("layer_norm", torch.float32, 4096, 256, True),  # a block a row already
+    ("layer_norm", torch.bfloat16, 1024, 32, True),
+    ("layer_norm", torch.bfloat16, 4096, 128, True),
+    ("layer_norm", torch.bfloat16, 1032, 64, True),  # not a kernel built for its length
+    ("rms_norm", torch.float32, 1024, 64, True),
+    ("rms_norm", torch.float32, 2048, 128, False),  # measured slower at 128 threads a row
+    ("rms_norm", torch.bfloat16, 4096, 128, False),  # measured slower
+    ("layer_norm", torch.float16, 4096, 128, False),  # not measured
+    ("layer_norm", torch.float32, 64, 4, False),  # less than a warp a row
+]
+
+
+@pytest.mark.parametrize(("op", "dtype", "n", "group", "takes"), BLOCK_A_ROW, ids=str)
+def test_whole_row_norm_forwards_take_a_block_a_row_where_the_memory_is_fast(op, dtype, n, group, takes):
+    """Where the memory is fast (the H200), LayerNorm's forward of whole rows of 16-byte packs (bf16, float32) and
+    float32 RMSNorm's of at most 64 threads a row run a block per row, not blocks of 256 holding several rows
+    (norm_run); LayerNorm's rows that fill their group exactly still take the kernel built for their length.
+    Elsewhere, and for the other types, blocks of 256. The outputs have the same bits as the blocks of 256 (each
+    row's arithmetic is the same) and match float64, for row counts that leave a block of 256's last rows empty."""
+    fast = fast_memory()
+    rows = 37
+    x = inputs((rows, n), dtype, "cuda", seed=n, scale=2.0, shift=3.0)
+    text = describe(x, op)
+    block = group if fast and takes else 256
+    assert text.startswith(f"registers: {group} threads per row") and f", {block}-thread blocks" in text, text
+    built = op == "layer_norm" and n in (1024, 4096)
+    assert ("built for this row length" in text) == built, text
+    if op == "layer_norm":
+        w, b = params(n, dtype, "cuda")
+        got = torch.ops.rowwise.layer_norm(x, w, b, 1e-5, 0, [])
+        want = torch.ops.rowwise.layer_norm(x, w, b, 1e-5, 0, [256, 0, 0])
+    else:
+        w, _ = params(n, dtype, "cuda")
+        got = torch.ops.rowwise.rms_norm(x, w, 1e-5, 0, [])
+        want = torch.ops.rowwise.rms_norm(x, w, 1e-5, 0, [256, 0, 0])
+    for g, r in zip(got, want):
+        assert torch.equal(g, r), text
+    check(op, x)
+    assert ", 256-thread blocks" in describe(x, op, tune=(256, 0, 0))  # tune still rules
 
 
 @pytest.mark.parametrize("op", ["rms_norm", "layer_norm"])
