@@ -536,9 +536,10 @@ def test_describe_names_the_launch():
 def test_forwards_built_for_a_row_length_match_the_others(op, dtype):
     """Rows that fill their group exactly take a forward built for their length (pick_fixed): LayerNorm's in every
     type, the softmax's in 16-bit types. It does the same arithmetic in the same order as the kernel for any length,
-    which tune=(256, 0, 0) runs with the same plan. Both must give the same bits (LayerNorm: y, mean, rstd, with and
-    without the weight and bias), for row counts that leave a block's last row groups empty; and the results must
-    match float64. RMSNorm, the float32 softmax and the backwards have none."""
+    which tune=(256, 0, 0) runs with the same threads a row (in blocks of 256, where the kernel built for n may run a
+    block a row: test_whole_row_norm_forwards_take_a_block_a_row_where_the_memory_is_fast). Both must give the same
+    bits (LayerNorm: y, mean, rstd, with and without the weight and bias), for row counts that leave a block's last
+    row groups empty; and the results must match float64. RMSNorm, the float32 softmax and the backwards have none."""
     built = op == "layer_norm" or dtype != torch.float32
     fixed = 0
     for n in (512, 1024, 2048, 4096, 8192, 1032):
