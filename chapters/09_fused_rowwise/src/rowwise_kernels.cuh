@@ -1435,6 +1435,10 @@ inline int64_t ceil_div(int64_t a, int64_t b) {
 inline int64_t round_up(int64_t a, int64_t b) {
     return ceil_div(a, b) * b;
 }
+// The fewest threads, in whole warps, that hold `count` items at `per_thread` a thread (a row's packs, its elements).
+inline int64_t warp_threads(int64_t count, int64_t per_thread) {
+    return round_up(ceil_div(count, per_thread), kWarp);
+}
 inline int next_pow2(int64_t v) {
     int p = 1;
     while (p < v) p *= 2;
@@ -1692,7 +1696,9 @@ cudaError_t fast_reread_choice(int op, int *version, int backward, int64_t n, in
                                int whole_limit, rowwise_tuning *chosen, const rowwise_tuning **use) {
     if (*version != ROWWISE_AUTO || backward || packed != kPacks) return cudaSuccess;
     if (tuning_names_a_plan(tuning)) return cudaSuccess;
-    int threads = 512, step = 2;  // 16-bit rows and the float32 softmax
+    const int64_t longest = (int64_t)whole_limit * 4 * Pack<T>::size;  // the longest row a block holds at 4 packs
+    // 16-bit rows and the float32 softmax:
+    int threads = 512, step = 2;
     if (sizeof(T) == 2) {
         // LayerNorm's 16-bit rows take 4 packs a step, and so do RMSNorm's bf16 rows that are a whole number of such
         // steps, whose kernel loads the weight before the step's first store (reread_write_weight_first). H200, % of
@@ -1704,22 +1710,23 @@ cudaError_t fast_reread_choice(int op, int *version, int backward, int64_t n, in
             step = 4;
     } else if (std::is_same<T, float>::value && op == ROWWISE_RMS_NORM) {
         threads = 1024;
+        // float32 RMSNorm rows past `longest`, up to twice it (16385-32768): steps of 8 packs a thread, as
+        // torch.compile's kernel holds a row (a thread's 8 packs loaded at once, x kept in L1 for the second walk), in
+        // blocks of 512 (two an SM) where a row is at most one and a half of their steps (up to 24576), else in one
+        // step of the fewest warps that hold the row. H200, % of the copy, reread_choice's plan (4 packs a step) ->
+        // this (NOTES.md, "Thirty-fifth pass"): 7943 x 16896 97.0 -> 99.8, 6553 x 20480 95.9 -> 98.2, 5461 x 24576
+        // 92.0 -> 95.2, 4681 x 28672 (896 threads) 85.7 -> 97.7, 4096 x 32768 (1024) 92.7 -> 96.1; one step of the
+        // fewest warps lost at 16896 (544 threads: 90.4) and 20480 (640: 96.1), where a block of 512 leaves room for a
+        // second.
+        if (n > longest && n <= 2 * longest) {
+            const int64_t packs = n / Pack<T>::size;
+            threads = packs <= 3 * 512 * 8 / 2 ? 512 : (int)warp_threads(packs, 8);
+            step = 8;
+        }
     } else if (!(std::is_same<T, float>::value && op == ROWWISE_SOFTMAX)) {
         return cudaSuccess;
     }
-    const int64_t longest = (int64_t)whole_limit * 4 * Pack<T>::size;  // the longest row a block holds at 4 packs
-    // float32 RMSNorm rows past that, up to twice it (16385-32768): steps of 8 packs a thread, as torch.compile's
-    // kernel holds a row (a thread's 8 packs loaded at once, x kept in L1 for the second walk), in blocks of 512 (two
-    // an SM) where a row is at most one and a half of their steps (up to 24576), else in one step of the fewest warps
-    // that hold the row. H200, % of the copy, reread_choice's plan (4 packs a step) -> this (NOTES.md, "Thirty-fifth
-    // pass"): 7943 x 16896 97.0 -> 99.8, 6553 x 20480 95.9 -> 98.2, 5461 x 24576 92.0 -> 95.2, 4681 x 28672 (896
-    // threads) 85.7 -> 97.7, 4096 x 32768 (1024) 92.7 -> 96.1; one step of the fewest warps lost at 16896 (544
-    // threads: 90.4) and 20480 (640: 96.1), where a block of 512 leaves room for a second.
-    if (std::is_same<T, float>::value && op == ROWWISE_RMS_NORM && n > longest && n <= 2 * longest) {
-        const int64_t packs = n / Pack<T>::size;
-        threads = packs <= 3 * 512 * 8 / 2 ? 512 : (int)round_up(ceil_div(packs, 8), kWarp);
-        step = 8;
-    } else {
+    if (step != 8) {  // rows of more than half `longest` and at most it, of whole steps (RMSNorm: any last step)
         const bool whole_steps = n % ((int64_t)threads * step * Pack<T>::size) == 0;
         if (n <= longest / 2 || n > longest || (!whole_steps && op != ROWWISE_RMS_NORM)) return cudaSuccess;
     }
@@ -1848,7 +1855,7 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
     C = ceil_div(n, p->seg_len);
     if (C < 1) C = 1;
     p->segments = (int)C;
-    p->group = (int)round_up(ceil_div(p->seg_len, (int64_t)ppt * S), kWarp);
+    p->group = (int)warp_threads(p->seg_len, (int64_t)ppt * S);
     if (p->group > max_group) return false;
     p->block = p->group;
     const bool cluster = version == ROWWISE_CLUSTER || (version == ROWWISE_AUTO && clusters && C <= kMaxCluster);

@@ -275,7 +275,7 @@ template <typename T>
 cudaError_t wide_row_choice(int backward, int version, int64_t n, int packed, const rowwise_tuning *tuning,
                             rowwise_tuning *chosen, const rowwise_tuning **use) {
     if constexpr (std::is_same<T, float>::value) {
-        const int64_t threads = round_up(ceil_div(n, (int64_t)kWideRowPacks * Pack<T>::size), kWarp);
+        const int64_t threads = warp_threads(n, (int64_t)kWideRowPacks * Pack<T>::size);
         if (backward || version != ROWWISE_AUTO || tuning_names_a_plan(tuning) || packed != kPacks ||
             threads < kWideRowMinThreads || threads > kMaxThreads)
             return cudaSuccess;
