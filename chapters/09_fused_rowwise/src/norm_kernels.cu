@@ -676,7 +676,8 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     // Where the memory is faster (device_fast_memory: the H200), 2 packs only where that makes at most 64 threads a
     // row, in blocks of 64, and 4 elsewhere. H200, % of the copy, the H100's rule -> this one: bf16 rows of 512 95.8
     // -> 96.8, 1024 93.9 -> 98.2, 2048 93.4 -> 96.4, 4096 91.4-93.6 -> 93.9-96.3; float32 rows of 512 91.1 -> 97.2,
-    // 1024 89.8 -> 95.0-96.2, 2048 89.2 -> 95.6 (NOTES.md, "Twenty-sixth pass").
+    // 1024 89.8 -> 95.0-96.2, 2048 89.2 -> 95.6 (NOTES.md, "Twenty-sixth pass"). (There, rows of 1024 elements or
+    // more now take version 6: fast_reread_choice; this rule keeps float32 rows of up to 512 and bf16 of up to 1023.)
     if (RMS && !backward && (std::is_same<T, float>::value || std::is_same<T, __nv_bfloat16>::value) &&
         p.mode == kWhole && p.packed == kPacks && p.ppt == 4 && !own.packs_per_thread &&
         ceil_div(n, 2 * (int64_t)Pack<T>::size) <= (fast ? 64 : 256)) {
@@ -708,7 +709,9 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     // length as well: pick_fixed). H200, % of the copy, blocks of 256 -> a block a row: float32 65536 x 1024 (64
     // threads a row) RMSNorm 96.0 -> 98.2, LayerNorm 97.2 -> 98.6; bf16 LayerNorm 16384 x 4096 (128) 94.3 -> 95.3,
     // 65536 x 1024 (32) 94.8 -> 95.7. RMSNorm lost at 128 threads a row (float32 32768 x 2048: 96.8 -> 95.8; bf16
-    // 16384 x 4096: 97.7 -> 96.0); float16 was not measured (NOTES.md, "Thirty-sixth pass").
+    // 16384 x 4096: 97.7 -> 96.0); float16 was not measured (NOTES.md, "Thirty-sixth pass"). RMSNorm's rows of 1024
+    // or more have since gone to version 6 (fast_reread_choice), so its part of this rule holds float32 rows of
+    // 513-1023 elements.
     if (fast && !backward && p.mode == kWhole && p.packed == kPacks && p.group >= kWarp && p.block > p.group &&
         !own.block_threads &&
         (RMS ? std::is_same<T, float>::value && p.group <= 64

@@ -1673,9 +1673,11 @@ cudaError_t reread_choice(int *version, int backward, int64_t n, int packed, con
 }
 
 // Version 0's choice of version 6 where the memory is fast (device_fast_memory: the H200), before reread_choice:
-// forwards of rows of 16-byte packs that take more than half the op's whole-row limit at 4 packs a thread (whole_limit
-// / 2 < threads <= whole_limit: the softmax and LayerNorm 16-bit rows of 8193-16384 elements, RMSNorm 16-bit rows of
-// 16385-32768, float32 RMSNorm rows of 8193-16384 and softmax rows of 4097-8192) and that are a whole number of the
+// RMSNorm's float32 and bf16 forwards of rows of 1024 elements up to half its whole-row limit (one step of 4 packs,
+// below), and forwards of rows of 16-byte packs that take more than half the op's whole-row limit at 4 packs a thread
+// (whole_limit / 2 < threads <= whole_limit: the softmax and LayerNorm 16-bit rows of 8193-16384 elements, RMSNorm
+// 16-bit rows of 16385-32768, float32 RMSNorm rows of 8193-16384 and softmax rows of 4097-8192) and that are a whole
+// number of the
 // block's steps take version 6 with the block and packs a step the H200 measured best, instead of the whole row in
 // one large block's registers. Version 6 reads the row twice (the second time from L2) but holds a few packs a
 // thread, so that more rows are in flight an SM; a last step that fills part of the block lost (float32 softmax 4096
@@ -1697,9 +1699,23 @@ cudaError_t fast_reread_choice(int op, int *version, int backward, int64_t n, in
     if (*version != ROWWISE_AUTO || backward || packed != kPacks) return cudaSuccess;
     if (tuning_names_a_plan(tuning)) return cudaSuccess;
     const int64_t longest = (int64_t)whole_limit * 4 * Pack<T>::size;  // the longest row a block holds at 4 packs
+    const int64_t packs = n / Pack<T>::size;
     // 16-bit rows and the float32 softmax:
     int threads = 512, step = 2;
-    if (sizeof(T) == 2) {
+    // RMSNorm's float32 and bf16 rows of 1024 elements up to half `longest`, which a block holds whole: one step of 4
+    // packs a thread in a block of the fewest warps that hold the row, as the whole row's plan, but reading x twice
+    // (the second time mostly from L1) instead of keeping it in registers, as torch.compile's kernel does. H200, % of
+    // the copy, the whole row in registers -> this (NOTES.md, "Thirty-seventh pass"): float32 rows of 1024 97.3 ->
+    // 98.6, 2048 97.1 -> 99.0, 3072 97.1 -> 99.2, 4096 96.5-97.2 -> 99.2-100.2, 5120 98.2 -> 98.8, 6144 97.1 -> 99.6,
+    // 8192 96.1 -> 96.6; bf16 rows of 1024 95.8 -> 96.9, 4096 96.2 -> 97.9, 8192 95.4 -> 96.0. The softmax (bf16 4096:
+    // 97.7 -> 88.4) and float32 LayerNorm (1024: 97.2 -> 97.0; 4096: 96.8 -> 92.3) lost; float16 was not measured.
+    const bool short_rms = op == ROWWISE_RMS_NORM &&
+                           (std::is_same<T, float>::value || std::is_same<T, __nv_bfloat16>::value) && n >= 1024 &&
+                           n <= longest / 2;
+    if (short_rms) {
+        threads = (int)warp_threads(packs, 4);
+        step = 4;
+    } else if (sizeof(T) == 2) {
         // LayerNorm's 16-bit rows take 4 packs a step, and so do RMSNorm's bf16 rows that are a whole number of such
         // steps, whose kernel loads the weight before the step's first store (reread_write_weight_first). H200, % of
         // the copy, RMSNorm bf16 4096 x 32768: 2 packs 90.1, 4 packs 95.5 (NOTES.md, "Thirty-fourth pass"; the only
@@ -1719,14 +1735,13 @@ cudaError_t fast_reread_choice(int op, int *version, int backward, int64_t n, in
         // fewest warps lost at 16896 (544 threads: 90.4) and 20480 (640: 96.1), where a block of 512 leaves room for a
         // second.
         if (n > longest && n <= 2 * longest) {
-            const int64_t packs = n / Pack<T>::size;
             threads = packs <= 3 * 512 * 8 / 2 ? 512 : (int)warp_threads(packs, 8);
             step = 8;
         }
     } else if (!(std::is_same<T, float>::value && op == ROWWISE_SOFTMAX)) {
         return cudaSuccess;
     }
-    if (step != 8) {  // rows of more than half `longest` and at most it, of whole steps (RMSNorm: any last step)
+    if (step != 8 && !short_rms) {  // rows of more than half `longest` and at most it, of whole steps (RMSNorm: any)
         const bool whole_steps = n % ((int64_t)threads * step * Pack<T>::size) == 0;
         if (n <= longest / 2 || n > longest || (!whole_steps && op != ROWWISE_RMS_NORM)) return cudaSuccess;
     }

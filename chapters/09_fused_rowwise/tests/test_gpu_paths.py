@@ -287,7 +287,8 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
     op's whole-row limit (and float32 RMSNorm's and the softmax's) take version 6 in the block and packs a step
     measured there, where the row is a whole number of the block's steps (RMSNorm's: any row; its bf16 rows of whole
     4-pack steps take 4 packs, not 2; its float32 rows of 16385-32768 take 8 packs a step, in blocks of 512 up to
-    24576, else one step of the fewest warps that hold the row); before it,
+    24576, else one step of the fewest warps that hold the row; its float32 and bf16 rows of up to half the limit,
+    one step of 4 packs: test_short_rms_norm_forward_rows_take_one_step_of_version_6...); before it,
     wide_row_choice keeps float32 softmax rows of 28673-32768 in registers (16 packs a thread)."""
     props = torch.cuda.get_device_properties(0)
     fast = fast_memory()
@@ -321,6 +322,9 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
                     # float32 rows past the limit, 8 packs a step: blocks of 512 up to 1.5 steps, else one step
                     fast_plan = 512 if n <= 24576 else (-(-n // 32) + 31) // 32 * 32, 8
                     expected = False  # not reread_choice's plan
+                if fast and op == "rms_norm" and dtype != torch.float16 and n <= threads * 2 * (16 // size):
+                    # RMSNorm's rows of up to half the limit: one step of 4 packs in the fewest warps that hold them
+                    fast_plan = (-(-n // (16 // size) // 4) + 31) // 32 * 32, 4
                 taken["fast memory"] += fast_plan is not None
                 segments = min(-(-row // 65536), 8)
                 over = clusters and not fits_registers and block == 0
@@ -368,7 +372,8 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
     if fast and clusters:  # at least the softmax's rows of 2^18 in each dtype and 16-bit LayerNorm's
         assert taken["over a cluster"] >= 3 + 2, taken
     if fast:  # 16-bit 16384 for the softmax and LayerNorm, 24576 and 32768 for RMSNorm; float32 RMSNorm 12288
-        assert taken["fast memory"] == 13, taken  # (1.5 steps), 16384, 24576 and 32768, the softmax 8192
+        # (1.5 steps), 16384, 24576 and 32768, the softmax 8192; RMSNorm's one step: float32 8192, bf16 8192-16384
+        assert taken["fast memory"] == 17, taken
         assert taken["half of L2"] >= 1, taken  # float32 rows of 24576 (96 KB): blocks of 512
         assert taken["wide"] == 1, taken  # the float32 softmax's rows of 32768
 
@@ -573,9 +578,7 @@ BLOCK_A_ROW = [  # (op, dtype, n, threads a row, whether it takes a block a row 
     ("layer_norm", torch.bfloat16, 1024, 32, True),
     ("layer_norm", torch.bfloat16, 4096, 128, True),
     ("layer_norm", torch.bfloat16, 1032, 64, True),  # not a kernel built for its length
-    ("rms_norm", torch.float32, 1024, 64, True),
-    ("rms_norm", torch.float32, 2048, 128, False),  # measured slower at 128 threads a row
-    ("rms_norm", torch.bfloat16, 4096, 128, False),  # measured slower
+    ("rms_norm", torch.float32, 768, 64, True),  # (rows of 1024 or more: version 6, a test of their own)
     ("layer_norm", torch.float16, 4096, 128, False),  # not measured
     ("layer_norm", torch.float32, 64, 4, False),  # less than a warp a row
 ]
@@ -584,10 +587,11 @@ BLOCK_A_ROW = [  # (op, dtype, n, threads a row, whether it takes a block a row 
 @pytest.mark.parametrize(("op", "dtype", "n", "group", "takes"), BLOCK_A_ROW, ids=str)
 def test_whole_row_norm_forwards_take_a_block_a_row_where_the_memory_is_fast(op, dtype, n, group, takes):
     """Where the memory is fast (the H200), LayerNorm's forward of whole rows of 16-byte packs (bf16, float32) and
-    float32 RMSNorm's of at most 64 threads a row run a block per row, not blocks of 256 holding several rows
-    (norm_run); LayerNorm's rows that fill their group exactly still take the kernel built for their length.
-    Elsewhere, and for the other types, blocks of 256. The outputs have the same bits as the blocks of 256 (each
-    row's arithmetic is the same) and match float64, for row counts that leave a block of 256's last rows empty."""
+    float32 RMSNorm's of at most 64 threads a row (and under 1024 elements) run a block per row, not blocks of 256
+    holding several rows (norm_run); LayerNorm's rows that fill their group exactly still take the kernel built for
+    their length. Elsewhere, and for the other types, blocks of 256. The outputs have the same bits as the blocks of
+    256 (each row's arithmetic is the same) and match float64, for row counts that leave a block of 256's last rows
+    empty."""
     fast = fast_memory()
     rows = 37
     x = inputs((rows, n), dtype, "cuda", seed=n, scale=2.0, shift=3.0)
@@ -608,6 +612,50 @@ def test_whole_row_norm_forwards_take_a_block_a_row_where_the_memory_is_fast(op,
         assert torch.equal(g, r), text
     check(op, x)
     assert ", 256-thread blocks" in describe(x, op, tune=(256, 0, 0))  # tune still rules
+
+
+SHORT_RMS = [  # (dtype, n, threads of version 6's block where the memory is fast, or 0: the rows' other plan)
+    (torch.float32, 1024, 64),
+    (torch.float32, 1028, 96),  # 257 packs: a step of 384 packs' room, part of the last warp idle
+    (torch.float32, 4096, 256),
+    (torch.float32, 8192, 512),  # half the whole-row limit
+    (torch.float32, 1020, 0),  # under 1024 elements: not measured
+    (torch.float32, 512, 0),  # 2 packs a thread in blocks of 64 (norm_run)
+    (torch.bfloat16, 1024, 32),
+    (torch.bfloat16, 4096, 128),
+    (torch.bfloat16, 16384, 512),
+    (torch.float16, 4096, 0),  # not measured
+]
+
+
+@pytest.mark.parametrize(("dtype", "n", "threads"), SHORT_RMS, ids=str)
+def test_short_rms_norm_forward_rows_take_one_step_of_version_6_where_the_memory_is_fast(dtype, n, threads):
+    """Where the memory is fast (the H200), RMSNorm's forward of float32 and bf16 rows of 16-byte packs from 1024
+    elements to half its whole-row limit takes version 6 in one step of 4 packs a thread, a block of the fewest warps
+    that hold the row (fast_reread_choice): x read twice, not held in registers. Elsewhere, and for the other rows,
+    types and ops, the rows' other plan; tune still rules. Every element of y is written and matches float64, over
+    row counts that are not a multiple of anything, and the backward is version 0's."""
+    if not fast_memory():
+        threads = 0
+    rows = 37
+    x = inputs((rows, n), dtype, "cuda", seed=n, scale=2.0, shift=1.0)
+    text = describe(x, "rms_norm")
+    if threads:
+        assert text.startswith(f"reread: a {threads}-thread block per row"), text
+        assert "4 packs of 16 bytes per thread a step" in text and text.endswith(f", {rows} blocks"), text
+    else:
+        assert not text.startswith("reread: "), text
+    if n <= 4096:  # (longer rows of LayerNorm and the softmax have rules of their own)
+        assert not describe(x, "layer_norm").startswith("reread: ") and not describe(x, "softmax").startswith("reread")
+    assert not describe(x, "rms_norm", backward=True).startswith("reread: ")
+    assert describe(x, "rms_norm", tune=(256, 0, 0)).startswith("registers: ")  # the caller's plan
+    w, b = params(n, dtype, "cuda")
+    y = poisoned_call(lambda: rms_norm(x, w, 1e-5), x)
+    rtol, atol = TOL[dtype]
+    torch.testing.assert_close(y.double().cpu(), reference("rms_norm", x, w, 1e-5), rtol=rtol, atol=atol * 4)
+    dy = inputs((rows, n), dtype, "cuda", seed=n + 1)
+    tol = 1e-4 if dtype == torch.float32 else 2e-2
+    check_gradients("rms_norm", x, w, b, dy, tol=(tol, tol))
 
 
 @pytest.mark.parametrize("op", ["rms_norm", "layer_norm"])
@@ -687,11 +735,13 @@ def test_long_rows_take_the_switches_by_default(op, dtype):
 @pytest.mark.parametrize(
     "op, dtype, n, packs, fast_packs",
     [
-        ("rms_norm", torch.bfloat16, 4096, 2, 4),  # 256 threads a row at 2 packs
-        ("rms_norm", torch.bfloat16, 1024, 2, 2),  # 64 threads at 2 packs
+        ("rms_norm", torch.bfloat16, 4096, 2, 0),  # 256 threads a row at 2 packs (fast: 0, version 6)
+        ("rms_norm", torch.bfloat16, 1024, 2, 0),  # 64 threads at 2 packs
+        ("rms_norm", torch.bfloat16, 512, 2, 2),
         ("rms_norm", torch.float32, 512, 2, 2),
-        ("rms_norm", torch.float32, 2048, 2, 4),
-        ("rms_norm", torch.float32, 4096, 4, 4),  # 512 threads at 2 packs: measured slower, 4 kept
+        ("rms_norm", torch.float32, 768, 2, 4),
+        ("rms_norm", torch.float32, 2048, 2, 0),
+        ("rms_norm", torch.float32, 4096, 4, 0),  # 512 threads at 2 packs: measured slower, 4 kept
         ("rms_norm", torch.bfloat16, 4097, 4, 4),  # odd rows: an aligned body, not 16-byte packs
         ("rms_norm", torch.float16, 4096, 4, 4),  # not measured: 4 kept
         ("layer_norm", torch.bfloat16, 4096, 4, 4),
@@ -702,13 +752,16 @@ def test_long_rows_take_the_switches_by_default(op, dtype):
 def test_rms_norm_whole_row_forwards_take_2_packs_where_a_row_takes_few_threads(op, dtype, n, packs, fast_packs, small):
     """RMSNorm's forward of whole rows of 16-byte packs (bf16, float32) takes 2 packs a thread where that makes at
     most 256 threads a row, or, where the memory is fast (the H200), at most 64, in blocks of 64 (norm_kernels.cu,
-    norm_run); the other ops and layouts keep 4. tune's packs still rule, and the output matches the float64
-    reference either way."""
+    norm_run; rows of 1024 elements or more take version 6 there: fast_packs 0); the other ops and layouts keep 4.
+    tune's packs still rule, and the output matches the float64 reference either way."""
     x = inputs((rows_for(n, small), n), dtype, "cuda")
     text = describe(x, op)
     fast = op == "rms_norm" and fast_memory()
     want = fast_packs if fast else packs
-    assert text.startswith("registers:") and f"{want} packs of 16 bytes" in text, text
+    if want == 0:
+        assert text.startswith("reread: ") and "4 packs of 16 bytes per thread a step" in text, text
+    else:
+        assert text.startswith("registers:") and f"{want} packs of 16 bytes" in text, text
     if fast and want == 2:
         assert "64-thread blocks" in text, text
     if op == "rms_norm":
