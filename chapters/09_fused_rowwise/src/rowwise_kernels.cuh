@@ -1677,22 +1677,21 @@ cudaError_t reread_choice(int *version, int backward, int64_t n, int packed, con
 // below), and forwards of rows of 16-byte packs that take more than half the op's whole-row limit at 4 packs a thread
 // (whole_limit / 2 < threads <= whole_limit: the softmax and LayerNorm 16-bit rows of 8193-16384 elements, RMSNorm
 // 16-bit rows of 16385-32768, float32 RMSNorm rows of 8193-16384 and softmax rows of 4097-8192) and that are a whole
-// number of the
-// block's steps take version 6 with the block and packs a step the H200 measured best, instead of the whole row in
-// one large block's registers. Version 6 reads the row twice (the second time from L2) but holds a few packs a
-// thread, so that more rows are in flight an SM; a last step that fills part of the block lost (float32 softmax 4096
-// x 6144, 1.5 steps: 97.5 -> 85.5) or tied (fp16 4096 x 12288: 75.0 -> 74.7), except for RMSNorm, whose rows take
-// version 6 whatever their last step (a single reduction a row: its whole rows lose more to their large blocks than
-// its partial last step costs). H200, % of the copy, registers -> version 6 with a partial last step (NOTES.md,
+// number of the block's steps take version 6 with the block and packs a step the H200 measured best, instead of the
+// whole row in one large block's registers. Version 6 reads the row twice (the second time from L2) but holds a few
+// packs a thread, so that more rows are in flight an SM; a last step that fills part of the block lost (float32 softmax
+// 4096 x 6144, 1.5 steps: 97.5 -> 85.5) or tied (fp16 4096 x 12288: 75.0 -> 74.7), except for RMSNorm, whose rows take
+// version 6 whatever their last step (a single reduction a row: its whole rows lose more to their large blocks than its
+// partial last step costs). H200, % of the copy, registers -> version 6 with a partial last step (NOTES.md,
 // "Twenty-ninth pass"): float32 RMSNorm rows of 10240 (1.25 steps) 74.6 -> 92.1, 12288 78.4 -> 96.0, 14336 81.3 ->
 // 98.7; bf16 rows of 20480 (2.5 steps) 72.3 -> 96.1, 28672 79.2 -> 93.8; where the softmax's and LayerNorm's 16-bit
-// rows of 12288 tied or lost (79.4 -> 79.8, 70.7 -> 67.9). H200, % of the copy, registers ->
-// version 6 (NOTES.md, "Twenty-sixth pass", "Twenty-seventh pass"): softmax bf16 4096 x
-// 16384 80.5 -> 87.7, fp16 76.5 -> 88.7, float32 4096 x 8192 90.0 -> 93.8 (512 threads, 2 packs a step); LayerNorm
-// bf16 4096 x 16384 72.2 -> 77.6, fp16 71.6 -> 77.9 (512, 4); RMSNorm bf16 4096 x 32768 81.6 -> 90.9, 2048 x 32768
-// 79.9 -> 85.4, fp16 4096 x 32768 81.7 -> 90.6 (512, 2), float32 2048 x 16384 81.7 -> 92.5 (1024, 2). float32
-// LayerNorm kept its registers (4096 x 8192: 85.0, version 6 at best 84.0). A tuned plan is the caller's. Sets
-// *version and *use (pointing at *chosen) where it applies; returns the error of a device query that failed.
+// rows of 12288 tied or lost (79.4 -> 79.8, 70.7 -> 67.9). H200, % of the copy, registers -> version 6 (NOTES.md,
+// "Twenty-sixth pass", "Twenty-seventh pass"): softmax bf16 4096 x 16384 80.5 -> 87.7, fp16 76.5 -> 88.7, float32 4096
+// x 8192 90.0 -> 93.8 (512 threads, 2 packs a step); LayerNorm bf16 4096 x 16384 72.2 -> 77.6, fp16 71.6 -> 77.9 (512,
+// 4); RMSNorm bf16 4096 x 32768 81.6 -> 90.9, 2048 x 32768 79.9 -> 85.4, fp16 4096 x 32768 81.7 -> 90.6 (512, 2),
+// float32 2048 x 16384 81.7 -> 92.5 (1024, 2). float32 LayerNorm kept its registers (4096 x 8192: 85.0, version 6 at
+// best 84.0). A tuned plan is the caller's. Sets *version and *use (pointing at *chosen) where it applies; returns the
+// error of a device query that failed.
 template <typename T>
 cudaError_t fast_reread_choice(int op, int *version, int backward, int64_t n, int packed, const rowwise_tuning *tuning,
                                int whole_limit, rowwise_tuning *chosen, const rowwise_tuning **use) {
