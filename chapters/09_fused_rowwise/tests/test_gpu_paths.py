@@ -55,6 +55,12 @@ def fast_memory() -> bool:
     return 2 * p.memory_clock_rate * p.memory_bus_width / 8 / (p.multi_processor_count * p.clock_rate) > 16
 
 
+def warp_threads(count: int, per_thread: int) -> int:
+    """The fewest threads, in whole warps, that hold `count` items at `per_thread` a thread (rowwise_kernels.cuh's
+    warp_threads: the planner's groups and blocks)."""
+    return (-(-count // per_thread) + 31) // 32 * 32
+
+
 def check_gradients(op, x, w, b, dy, version=0, tol=(1e-4, 1e-5)):
     """Our gradients of x, the weight and the bias against torch's in float64 on the CPU, each over its largest value
     (tol: rtol, atol)."""
@@ -320,11 +326,11 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
                         fast_plan = None  # a last step that fills part of the block: registers (RMSNorm: version 6)
                 if fast and op == "rms_norm" and size == 4 and threads * 4 * 4 < n <= threads * 8 * 4:
                     # float32 rows past the limit, 8 packs a step: blocks of 512 up to 1.5 steps, else one step
-                    fast_plan = 512 if n <= 24576 else (-(-n // 32) + 31) // 32 * 32, 8
+                    fast_plan = 512 if n <= 24576 else warp_threads(n, 8 * 4), 8
                     expected = False  # not reread_choice's plan
                 if fast and op == "rms_norm" and dtype != torch.float16 and n <= threads * 2 * (16 // size):
                     # RMSNorm's rows of up to half the limit: one step of 4 packs in the fewest warps that hold them
-                    fast_plan = (-(-n // (16 // size) // 4) + 31) // 32 * 32, 4
+                    fast_plan = warp_threads(n // (16 // size), 4), 4
                 taken["fast memory"] += fast_plan is not None
                 segments = min(-(-row // 65536), 8)
                 over = clusters and not fits_registers and block == 0
@@ -598,7 +604,7 @@ def test_whole_row_norm_forwards_take_a_block_a_row_where_the_memory_is_fast(op,
     text = describe(x, op)
     block = group if fast and takes else 256
     if op == "rms_norm" and not fast:  # the H100's RMSNorm rule: 2 packs a thread up to 256 threads a row (norm_run)
-        group = (-(-n // (2 * 16 // x.element_size())) + 31) // 32 * 32
+        group = warp_threads(n, 2 * 16 // x.element_size())
     assert text.startswith(f"registers: {group} threads per row") and f", {block}-thread blocks" in text, text
     built = op == "layer_norm" and n in (1024, 4096)
     assert ("built for this row length" in text) == built, text
