@@ -1627,6 +1627,12 @@ constexpr int64_t kRereadSegmentBytes = 64 * 1024;
 constexpr int kRereadClusterThreads = 512;
 constexpr int kRereadClusterMax = 8;
 constexpr int64_t kRereadClusterRowBytes = kRereadClusterMax * kRereadSegmentBytes;  // 512 KB: bf16 rows of 2^18
+// Where the memory is fast (device_fast_memory: the H200), 16-bit rows take at most 4 blocks: segments of up to
+// 128 KB, two blocks an SM still. H200, % of the copy, a block for each 64 KB -> 4 blocks (NOTES.md, "Thirty-eighth
+// pass"): the softmax bf16 683 x 196608 (6 blocks) 68.3 -> 77.7, 512 x 2^18 (8) 69.8 -> 75.7, fp16 512 x 2^18 71.0 ->
+// 75.2; LayerNorm bf16 66.1 -> 75.1 and 68.5 -> 70.1. 2 and 3 blocks were slower than 4 at these rows (bf16 2^18
+// softmax: 65.0 at 2), and float32's rows of 512 KB-1 MB keep 8 (the softmax's 2^18 at 4: 64.8, at 8: 78).
+constexpr int kRereadClusterMaxFast16 = 4;
 
 // The block version 6 runs in, as a tuning (tuned: the caller's block; asked for by name: reread_block's, or
 // kRereadThreads where no block fits L2), and whether version 0 (AUTO) takes version 6: for a forward of 16-byte rows
@@ -1634,7 +1640,8 @@ constexpr int64_t kRereadClusterRowBytes = kRereadClusterMax * kRereadSegmentByt
 // reread_block fits in L2 (H100: the softmax and LayerNorm bf16 rows of 16385-66180 elements, float32 8193-33090;
 // RMSNorm bf16 32769-66180, float32 16385-33090), or, for rows of up to cluster_row_bytes (0: none; 16-bit LayerNorm
 // on a GPU with clusters: kRereadClusterRowBytes, bf16 rows of 66181-262144 elements), over a cluster of a block for
-// each kRereadSegmentBytes, up to kRereadClusterMax blocks (longer rows: longer segments).
+// each kRereadSegmentBytes, up to kRereadClusterMax blocks (16-bit rows where the memory is fast:
+// kRereadClusterMaxFast16; longer rows: longer segments).
 // `kernel` is the one the plan will launch (its occupancy). Sets *version to the version to plan and *use to the
 // tuning to plan it with (the caller's, or *chosen, naming the block); returns the error of a device query that
 // failed.
@@ -1652,8 +1659,13 @@ cudaError_t reread_choice(int *version, int backward, int64_t n, int packed, con
         CUDA_RETURN_IF_ERROR(reread_block(kernel, row_bytes, &threads));
         if (threads == 0) {
             if (row_bytes > cluster_row_bytes) return cudaSuccess;
-            int64_t blocks = ceil_div(row_bytes, kRereadSegmentBytes);
-            if (blocks > kRereadClusterMax) blocks = kRereadClusterMax;
+            int64_t blocks = ceil_div(row_bytes, kRereadSegmentBytes), most = kRereadClusterMax;
+            if (sizeof(T) == 2) {
+                bool fast = false;
+                CUDA_RETURN_IF_ERROR(device_fast_memory(&fast));
+                if (fast) most = kRereadClusterMaxFast16;
+            }
+            if (blocks > most) blocks = most;
             *version = ROWWISE_REREAD;
             *chosen = rowwise_tuning{kRereadClusterThreads, 0, (int)blocks, 1, 0};  // a wave of clusters walks the rows
             *use = chosen;

@@ -345,11 +345,11 @@ cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const 
         fast_reread_choice<T>(ROWWISE_SOFTMAX, &version, backward, n, p.packed, tuning, kMaxThreads, &chosen, &tuning));
     const auto reread = reread_kernel(reread_step(tuning), false);
     // Rows too long for a block a row to keep its rows in L2 go over a cluster where the memory is fast: 16-bit rows
-    // of up to 512 KB, float32 rows of 512 KB-1 MB (8 segments of up to 128 KB); on the H100 version 4 was faster
-    // (reread_choice's comment). H200, % of the copy, version 4 -> version 6 over a cluster (NOTES.md, "Twenty-eighth
-    // pass"): bf16 512 x 2^18 65.4 -> 69.7, 1024 x 2^17 68.1 -> 74.1, fp16 512 x 2^18 43.2 -> 71.0, 1024 x 2^17 55.4
-    // -> 74.7, float32 512 x 2^18 71.7 -> 77.9; shorter float32 rows lost (1024 x 2^17 88.0 -> 84.5, 2048 x 2^16 89.2
-    // -> 88.0).
+    // of up to 512 KB (at most 4 segments: kRereadClusterMaxFast16), float32 rows of 512 KB-1 MB (8 segments of up to
+    // 128 KB); on the H100 version 4 was faster (reread_choice's comment). H200, % of the copy, version 4 -> version 6
+    // over a cluster (NOTES.md, "Twenty-eighth pass"): bf16 512 x 2^18 65.4 -> 69.7, 1024 x 2^17 68.1 -> 74.1, fp16 512
+    // x 2^18 43.2 -> 71.0, 1024 x 2^17 55.4 -> 74.7, float32 512 x 2^18 71.7 -> 77.9; shorter float32 rows lost (1024 x
+    // 2^17 88.0 -> 84.5, 2048 x 2^16 89.2 -> 88.0).
     bool fast = false;
     CUDA_RETURN_IF_ERROR(device_fast_memory(&fast));
     int64_t cluster_row_bytes = 0;
