@@ -538,7 +538,7 @@ def test_describe_names_the_launch():
     assert "256-thread blocks" in describe(odd, "layer_norm", tune=(256, 0, 0))
     assert "256-thread blocks" in describe(odd, "rms_norm")
     # (aligned bf16 rows: a block a row where the memory is fast, test_whole_row_norm_forwards_take_a_block_a_row...)
-    aligned = "128-thread blocks" if fast_memory() else "256-thread blocks"
+    aligned = "128-thread blocks" if fast else "256-thread blocks"
     assert aligned in describe(odd[:, :4096].contiguous(), "layer_norm")
     check("layer_norm", odd)
     assert "single elements" in describe(torch.randn(16, 7, device="cuda", dtype=torch.bfloat16), "softmax")
