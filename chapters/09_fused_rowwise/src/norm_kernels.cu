@@ -724,7 +724,7 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)
         if (row_layout(a, sizeof(T)) != kPacks) return cudaErrorInvalidValue;
         auto kernel = reread_kernel(p.ppt, p.segments > 1);
-        if (kernel == nullptr) return cudaErrorInvalidValue;  // 8 packs a step: RMSNorm's plain build only
+        if (kernel == nullptr || p.flags) return cudaErrorInvalidValue;  // 8 packs a step: RMSNorm's plain build only
         // A block a row of 4 packs a step whose row and vectors overflow L1: x's loads skip it. 16-bit RMSNorm keeps
         // L1 (its rows of 61440 and 65536 measured 0.4-1.8 points slower past L1 on the H200).
         if constexpr (!RMS || sizeof(T) == 4) {

@@ -72,7 +72,11 @@ enum {
     ROWWISE_FLAG_HOLD_PARAMS = 32, /* norm forwards of 8 packs a thread: each thread keeps its packs of the weight
                                       (and the bias, where there is room) in shared memory, read once, not every row;
                                       LayerNorm's staged rows then take one set of slots where two do not fit */
-    ROWWISE_FLAG_ALL = 47,
+    ROWWISE_FLAG_HELD = 64,        /* version 6 softmax forward (16-bit and float32): each block copies its row
+                                      (segment) into shared memory once (cp.async) and walks it there twice */
+    ROWWISE_FLAG_NEXT = 128,       /* with HELD: each slot takes the pack of the block's next row as soon as the
+                                      write walk has read it (blocks that walk rows: tune's waves) */
+    ROWWISE_FLAG_ALL = 239,
     ROWWISE_FLAG_NONE = 16 /* none of them: the kernels before the switches (0 means the op's defaults) */
 };
 

@@ -86,7 +86,8 @@ void check_version(int64_t version, c10::IntArrayRef tune) {
     TORCH_CHECK_VALUE(
         tune.size() < 5 || (tune[4] & ~(int64_t)ROWWISE_FLAG_ALL) == 0 || tune[4] == ROWWISE_FLAG_NONE,
         "tune's flags (its 5th number) must be 0 (the op's defaults), 16 (none) or a sum of 1 (L2 "
-        "prefetch), 2 (staged rows), 4 (mailbox), 8 (rebuilt kernels) and 32 (held weight and bias), got ",
+        "prefetch), 2 (staged rows), 4 (mailbox), 8 (rebuilt kernels), 32 (held weight and bias), 64 (version 6's "
+        "row held in shared memory) and 128 (with 64: the next row copied in as it writes), got ",
         tune[4]);
 }
 

@@ -995,6 +995,75 @@ __device__ inline uint4 *after_mailbox() {
     return rowwise_dynamic_smem + mailbox_bytes(sizeof(S)) / 16;
 }
 
+// ---- version 6 with the row held in shared memory (ROWWISE_FLAG_HELD; the softmax forward) ------------------------
+// Instead of reading its row (segment) twice, the second time from L2, a block copies it once into its dynamic shared
+// memory with cp.async, pack k into slot k, then walks the slots for the statistics and again to write. Each thread
+// reads back only the slots it copied itself, so cp.async.wait_all is all the synchronisation there is. Shared memory
+// is storage the registers do not have to hold: three blocks of 512 an SM hold three 64 KB rows at 32 registers a
+// thread. NEXT: in the write walk each slot, once read, takes the pack of the block's next row (blocks that walk rows),
+// so the next row's loads are in flight while this one is written.
+template <typename S, bool CLUSTER>
+__device__ inline uint4 *held_slots() {
+    extern __shared__ uint4 rowwise_dynamic_smem[];
+    if constexpr (CLUSTER) return rowwise_dynamic_smem + mailbox_bytes(sizeof(S)) / 16;
+    return rowwise_dynamic_smem;
+}
+// cp.async of 16 bytes from global `from` to shared `to` (L1 bypassed: .cg). AFTER: `after`, a value computed from
+// the slot's words as read, is an operand, so the copy cannot overwrite the slot before that read is done.
+template <bool AFTER = false>
+__device__ inline void copy16_async(uint4 *to, const uint4 *from, uint32_t after = 0) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const uint32_t dst = (uint32_t)__cvta_generic_to_shared(to);
+    const auto src = __cvta_generic_to_global(from);
+    if constexpr (AFTER)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src), "r"(after) : "memory");
+    else
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+#else
+    (void)to, (void)from, (void)after;
+#endif
+}
+// This thread's packs of a row segment of `packs` packs into their slots.
+__device__ inline void held_fill(uint4 *held, const void *row, int64_t packs) {
+    const uint4 *p = static_cast<const uint4 *>(row);
+    for (int64_t k = threadIdx.x; k < packs; k += blockDim.x) copy16_async(held + k, p + k);
+}
+__device__ inline void held_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+// reread_walk over the slots: visit(w, valid, first) for each step of U packs a thread (zeros past the segment).
+template <int U, typename Visit>
+__device__ inline void held_walk(const uint4 *held, int64_t packs, Visit visit) {
+    const int64_t step = (int64_t)blockDim.x;
+    const int64_t full = packs - (U - 1) * step;
+    int64_t first = threadIdx.x;
+    for (; first < full; first += U * step) {
+        uint32_t w[U][4];
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            const uint4 q = held[first + u * step];
+            w[u][0] = q.x, w[u][1] = q.y, w[u][2] = q.z, w[u][3] = q.w;
+        }
+        visit(w, U, first);
+    }
+    if (first < packs) {
+        uint32_t w[U][4];
+        int valid = 0;
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+            w[u][0] = w[u][1] = w[u][2] = w[u][3] = 0;
+            if (first + u * step < packs) {
+                const uint4 q = held[first + u * step];
+                w[u][0] = q.x, w[u][1] = q.y, w[u][2] = q.z, w[u][3] = q.w;
+                valid = u + 1;
+            }
+        }
+        visit(w, valid, first);
+    }
+}
+
 // STAGE_NEXT: a thread's packs of a row segment in its slots of shared memory, two sets of them: a row is read from
 // set `parity` while the next is copied into the other, so a copy never lands on slots whose read is in flight (each
 // thread reads only what it copied itself: cp.async.wait_all is all the synchronisation there is). Packed rows only.
@@ -1427,6 +1496,7 @@ struct Plan {
     int held = 0;              // HOLD_PARAMS: the vectors each thread holds in shared memory (weight, bias)
     bool fixed = false;        // whole rows that fill their group exactly: the kernel built for this length (fixed_ctx)
     bool skip_l1 = false;      // version 6: x's loads skip L1, left to the weight and bias (reread_skips_l1)
+    size_t held_bytes = 0;     // version 6 with HELD: the bytes of a block's segment, held in its shared memory
 };
 
 inline int64_t ceil_div(int64_t a, int64_t b) {
@@ -1783,8 +1853,9 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
     if (version == ROWWISE_REREAD) {  // forward, rows of whole 16-byte packs; one block of kRereadThreads a row
         if (backward || n * (int64_t)sizeof(T) % 16 != 0) return false;
         const int step = reread_step(tuning);
-        if ((step != 1 && step != 2 && step != 4 && step != 8) || (tuning && tuning->flags))
-            return false;  // built for 1, 2, 4 or 8 packs a step, no switches
+        // built for 1, 2, 4 or 8 packs a step; of the switches, HELD (and NEXT with it) only
+        const int held = tuning ? tuning->flags & ~ROWWISE_FLAG_NEXT : 0;
+        if ((step != 1 && step != 2 && step != 4 && step != 8) || (held && held != ROWWISE_FLAG_HELD)) return false;
         const int threads = tuning && tuning->block_threads ? tuning->block_threads : kRereadThreads;
         if (threads % kWarp != 0 || threads > 1024) return false;
         // Blocks a row: one, or a cluster of them (sm_90), each walking its segment of the row (reread_ctx).
@@ -1797,7 +1868,8 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
         p->segments = (int)C;
         p->seg_len = ceil_div(n / S, C) * S;
         p->waves = tuning ? tuning->waves : 0;
-        p->flags = 0;
+        p->flags = held ? tuning->flags : 0;                        // NEXT alone: dropped
+        p->held_bytes = held ? (size_t)p->seg_len * sizeof(T) : 0;  // a segment's packs, slot k for pack k
         return true;
     }
     // Forward 4 packs per thread, backward 2 (two rows in registers). On the H100, 2 packs for bf16 forwards (half
@@ -1853,7 +1925,7 @@ bool shape_plan(int backward, int version, int64_t n, const rowwise_tuning *tuni
     // 75 -> 87, 60 -> 74, 82 -> 85; 65536: LayerNorm 74 -> 81, the others the same (NOTES.md, "Seventh pass").
     // The switches: those tune asks for, or (0) the op's defaults; ROWWISE_FLAG_NONE: none, the kernels before them.
     const int asked = tuning ? tuning->flags : 0;
-    const int switches = asked != 0 ? asked & ROWWISE_FLAG_ALL : defaults;
+    const int switches = asked != 0 ? asked & ROWWISE_FLAG_ALL & ~(ROWWISE_FLAG_HELD | ROWWISE_FLAG_NEXT) : defaults;
     if (!backward && !(tuning && tuning->packs_per_thread)) {
         if (sizeof(T) == 4) ppt = 8;
         if (std::is_same<T, __nv_bfloat16>::value && p->packed == kPacks && switches != 0 &&
@@ -2005,6 +2077,16 @@ cudaError_t shared_room(Kernel kernel, size_t *room) {
     return cudaSuccess;
 }
 
+// HELD: `dynamic` bytes of shared memory for a block that holds its row (segment), or cudaErrorInvalidValue (the
+// binding's ValueError) where a block cannot have that much, asked before any attribute is set.
+template <typename Kernel>
+cudaError_t allow_held(Kernel kernel, size_t dynamic) {
+    size_t room = 0;
+    CUDA_RETURN_IF_ERROR(shared_room(kernel, &room));
+    if (dynamic > room) return cudaErrorInvalidValue;
+    return allow_shared(kernel, dynamic);
+}
+
 // Grid size, shared memory and workspace of a plan whose row layout shape_plan chose. A cluster plan that the GPU
 // cannot hold (no cluster of that size fits) becomes a split plan when the version was left to choose (AUTO).
 // backward_smem_per_thread: the dynamic shared memory a backward block needs per thread (the norms keep each thread's
@@ -2052,7 +2134,9 @@ cudaError_t size_plan(Kernel kernel, int version, int backward, int64_t rows, in
         return (walkers < 1 ? 1 : walkers) * p->segments;
     };
     if (launches_clusters(*p)) {
-        if (p->mode == kReread) p->smem = mailbox_bytes(stats_bytes);  // version 6's reread_combine: the mailbox
+        // version 6's reread_combine: the mailbox, then (HELD) the segment's slots
+        if (p->mode == kReread) p->smem = mailbox_bytes(stats_bytes) + p->held_bytes;
+        if (p->held_bytes) CUDA_RETURN_IF_ERROR(allow_held(kernel, p->smem));
         int clusters = 0;
         CUDA_RETURN_IF_ERROR(active_clusters(kernel, *p, &clusters));
         if (clusters >= 1) {
@@ -2062,6 +2146,10 @@ cudaError_t size_plan(Kernel kernel, int version, int backward, int64_t rows, in
         } else {
             p->mode = kSplitStats;  // AUTO: the portable way
         }
+    }
+    if (!launches_clusters(*p) && p->held_bytes) {  // HELD, a block a row: the row's slots only
+        p->smem = p->held_bytes;
+        CUDA_RETURN_IF_ERROR(allow_held(kernel, p->smem));
     }
     if (!launches_clusters(*p)) {
         int64_t wave = 0;
@@ -2183,6 +2271,16 @@ inline int row_layout(const rowwise_args *a, size_t element) {
 
 // A plan's text (rowwise_describe).
 inline void describe(const Plan &p, char *text, size_t bytes) {
+    if (p.mode == kReread && (p.flags & ROWWISE_FLAG_HELD)) {
+        char where[64] = "a";
+        if (p.segments > 1) snprintf(where, sizeof where, "a cluster of %d", p.segments);
+        snprintf(text, bytes,
+                 "reread: %s %d-thread block%s per row, %s into shared memory once and walking it there twice%s, "
+                 "%d packs of 16 bytes per thread a step, %lld blocks",
+                 where, p.block, p.segments > 1 ? "s" : "", p.segments > 1 ? "each copying its segment" : "copying it",
+                 p.flags & ROWWISE_FLAG_NEXT ? " (the next row copied in as it writes)" : "", p.ppt, (long long)p.grid);
+        return;
+    }
     if (p.mode == kReread && p.segments > 1) {
         snprintf(text, bytes,
                  "reread: a cluster of %d %d-thread blocks per row, each walking its segment twice (the second time "

@@ -16,6 +16,7 @@
  *   Version 5, the same kernel twice, kSplitStats then kSplitApply: the portable way for such rows (x read twice).
  *   Version 6, softmax_reread_kernel: a block per row walks it in steps of a few packs a thread, merging each step's
  *     (max, sum) into its own, reduces once, and walks the row again to write; the second read comes from L2.
+ *     softmax_held_kernel is the same two walks over a copy of the row in shared memory (x read once).
  * The backward, dx = y (dy - sum(y dy)), is softmax_backward_kernel with the same row layouts (versions 3-5).
  */
 #include <cuda_runtime.h>
@@ -230,11 +231,69 @@ __global__ void __launch_bounds__(1024)
     reread_finish<CLUSTER>(c);
 }
 
+// Version 6 with the row (or the block's segment of it) held in shared memory: ROWWISE_FLAG_HELD, and NEXT, the next
+// row copied in during the write walk (rowwise_kernels.cuh, held_slots). The same arithmetic as softmax_reread_kernel.
+template <typename T, int U, bool CLUSTER, bool NEXT>
+__global__ void __launch_bounds__(1024)
+    softmax_held_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t n) {
+    using A = acc_t<T>;
+    using St = MaxSum<A>;
+    constexpr int S = Pack<T>::size;
+    __shared__ Exchange<St> exchange;
+    const Ctx c = reread_ctx<CLUSTER>(n, S);
+    if constexpr (CLUSTER) open_mailbox<St, kReread>(c);
+    uint4 *held = held_slots<St, CLUSTER>();
+    const int64_t packs = (c.seg_end - c.seg_begin) / S;
+    int parity = 0;
+    int64_t row = c.slot;
+    if (NEXT && row < rows) held_fill(held, x + row * n + c.seg_begin, packs);
+    for (; row < rows; row += c.slots, parity ^= 1) {
+        if (!NEXT) held_fill(held, x + row * n + c.seg_begin, packs);
+        held_wait();
+        St mine = St::empty();
+        held_walk<U>(held, packs, [&](const uint32_t (&w)[U][4], int valid, int64_t) {
+            A m = A(-INFINITY);
+            RW_EACH(U, S) {
+                if (k < valid) m = fmax(m, Bits<T>::get(w[k], j));
+            }
+            A s = A(0);
+            if (m != A(-INFINITY)) {
+                RW_EACH(U, S) {
+                    if (k < valid) s += exp_acc(Bits<T>::get(w[k], j) - m);
+                }
+            }
+            mine = merge(mine, St{m, s});
+        });
+        const St total = reread_combine<CLUSTER>(reduce_group(mine, c, exchange, parity), c, parity);
+        const A inverse = A(1) / total.sum;
+        const int64_t next = row + c.slots;
+        const uint4 *from = reinterpret_cast<const uint4 *>(x + next * n + c.seg_begin);
+        uint4 *dst = reinterpret_cast<uint4 *>(y + row * n + c.seg_begin);
+        held_walk<U>(held, packs, [&](const uint32_t (&w)[U][4], int valid, int64_t first) {
+#pragma unroll
+            for (int k = 0; k < U; ++k) {
+                if (k >= valid) continue;
+                const int64_t at = first + k * (int64_t)blockDim.x;
+                if (NEXT && next < rows)  // after this slot's read (the words' xor: an operand, no instruction)
+                    copy16_async<true>(held + at, from + at, w[k][0] ^ w[k][1] ^ w[k][2] ^ w[k][3]);
+                A v[S];
+#pragma unroll
+                for (int j = 0; j < S; ++j) v[j] = exp_acc(Bits<T>::get(w[k], j) - total.max) * inverse;
+                stream_pack<T>(dst + at, v);
+            }
+        });
+    }
+    reread_finish<CLUSTER>(c);
+}
+
 // ---- launchers ---------------------------------------------------------------------------------------------------
 template <typename T>
 using ForwardKernel = void (*)(const T *, T *, int64_t, int64_t, Layout, MaxSum<acc_t<T>> *);
 template <typename T>
 using BackwardKernel = void (*)(const T *, const T *, T *, int64_t, int64_t, Layout, Sums<acc_t<T>, 1> *);
+
+template <typename T>
+using ForwardRereadKernel = void (*)(const T *, T *, int64_t, int64_t);
 
 template <typename T>
 struct ForwardMake {
@@ -290,6 +349,61 @@ cudaError_t wide_row_choice(int backward, int version, int64_t n, int packed, co
     return cudaSuccess;
 }
 
+// softmax_held_kernel for a plan's packs a step, cluster and NEXT; nullptr for float64 (not built: version 6 by name
+// with HELD is then a ValueError) and for 8 packs a step.
+template <typename T, bool CLUSTER, bool NEXT>
+ForwardRereadKernel<T> held_kernel(int ppt) {
+    if constexpr (sizeof(T) == 8) {
+        (void)ppt;
+        return nullptr;
+    } else {
+        return reread_pick(ppt, softmax_held_kernel<T, 1, CLUSTER, NEXT>, softmax_held_kernel<T, 2, CLUSTER, NEXT>,
+                           softmax_held_kernel<T, 4, CLUSTER, NEXT>);
+    }
+}
+template <typename T>
+ForwardRereadKernel<T> held_kernel(const Plan &p) {
+    const bool cluster = p.segments > 1;
+    if (p.flags & ROWWISE_FLAG_NEXT)
+        return cluster ? held_kernel<T, true, true>(p.ppt) : held_kernel<T, false, true>(p.ppt);
+    return cluster ? held_kernel<T, true, false>(p.ppt) : held_kernel<T, false, false>(p.ppt);
+}
+
+// Version 0's choice, where the memory is fast (device_fast_memory: the H200), of version 6 with the row held in
+// shared memory (softmax_held_kernel), before the other version 6 rules: x is read once, and shared memory holds
+// what registers would otherwise limit. Forwards of rows of 16-byte packs:
+//   - 16-bit rows of 48-80 KB (24576-40960 elements): a block of 512 a row, 2 packs a step (three blocks an SM);
+//   - 16-bit rows of 128-512 KB (65536-262144) and float32 rows of 512 KB-1 MB (131072-262144): over a cluster of a
+//     block of 256 for each 64 KB of the row (2 to 16 blocks; more than 8 is a cluster size the H100 and H200 allow
+//     but do not promise: active_clusters), a wave of clusters walking the rows, NEXT.
+// H200, % of the copy, the plan before -> this (NOTES.md, "Thirty-ninth pass"): bf16 rows of 24576 79.6 -> 91.7,
+// 28672 85.4 -> 90.6, 32768 88.8 -> 91.6 (fp16 88.7 -> 91.3), 40960 85.9 -> 87.4; 65536 80.2 -> 86.2, 2^17 74.5 ->
+// 83.4, 2^18 75.8 -> 82.6 (fp16 75.4 -> 83.8); float32 2^17 87.0 -> 88.9, 163840 81.3 -> 84.6, 196608 81.4 -> 85.5,
+// 2^18 78.7 -> 87.9. Not taken: 16-bit rows of 16384 (91.2 -> 91.4) and float32 rows of 16384 (95.9 -> 91.0) in a
+// block; the rows between (16-bit 80-128 KB, float32 128-512 KB) were not measured. Sets *version to version 6 and
+// *use to `chosen` when it takes the rule.
+constexpr int64_t kHeldSegmentBytes = 64 * 1024;
+template <typename T>
+cudaError_t held_choice(int backward, int *version, int64_t n, int packed, const rowwise_tuning *tuning,
+                        rowwise_tuning *chosen, const rowwise_tuning **use) {
+    if (backward || *version != ROWWISE_AUTO || tuning_names_a_plan(tuning) || packed != kPacks || sizeof(T) == 8)
+        return cudaSuccess;
+    const int64_t row = n * (int64_t)sizeof(T), k = 1024;
+    const bool block = sizeof(T) == 2 && 48 * k <= row && row <= 80 * k;
+    const bool cluster = sizeof(T) == 2 ? 128 * k <= row && row <= 512 * k : 512 * k <= row && row <= 1024 * k;
+    if (!block && !cluster) return cudaSuccess;
+    bool fast = false;
+    CUDA_RETURN_IF_ERROR(device_fast_memory(&fast));
+    if (!fast || (cluster && !device_has_clusters())) return cudaSuccess;
+    const int waves = tuning && tuning->waves ? tuning->waves : block ? 0 : 1;  // the caller's, if any
+    *chosen = block ? rowwise_tuning{512, 2, 0, waves, ROWWISE_FLAG_HELD}
+                    : rowwise_tuning{256, 2, (int)ceil_div(row, kHeldSegmentBytes), waves,
+                                     ROWWISE_FLAG_HELD | ROWWISE_FLAG_NEXT};
+    *version = ROWWISE_REREAD;
+    *use = chosen;
+    return cudaSuccess;
+}
+
 // Plans (and, unless plan_only, launches) one softmax. Returns the plan through `out`.
 template <typename T>
 cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const rowwise_tuning *tuning, void *workspace,
@@ -339,8 +453,9 @@ cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const 
                        : reread_pick(step, softmax_reread_kernel<T, 1, false>, softmax_reread_kernel<T, 2, false>,
                                      softmax_reread_kernel<T, 4, false>);
     };
-    rowwise_tuning wide, chosen;
+    rowwise_tuning wide, held, chosen;
     CUDA_RETURN_IF_ERROR(wide_row_choice<T>(backward, version, n, p.packed, tuning, &wide, &tuning));
+    CUDA_RETURN_IF_ERROR(held_choice<T>(backward, &version, n, p.packed, tuning, &held, &tuning));
     CUDA_RETURN_IF_ERROR(
         fast_reread_choice<T>(ROWWISE_SOFTMAX, &version, backward, n, p.packed, tuning, kMaxThreads, &chosen, &tuning));
     const auto reread = reread_kernel(reread_step(tuning), false);
@@ -349,7 +464,8 @@ cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const 
     // 128 KB); on the H100 version 4 was faster (reread_choice's comment). H200, % of the copy, version 4 -> version 6
     // over a cluster (NOTES.md, "Twenty-eighth pass"): bf16 512 x 2^18 65.4 -> 69.7, 1024 x 2^17 68.1 -> 74.1, fp16 512
     // x 2^18 43.2 -> 71.0, 1024 x 2^17 55.4 -> 74.7, float32 512 x 2^18 71.7 -> 77.9; shorter float32 rows lost (1024 x
-    // 2^17 88.0 -> 84.5, 2048 x 2^16 89.2 -> 88.0).
+    // 2^17 88.0 -> 84.5, 2048 x 2^16 89.2 -> 88.0). On the H200 held_choice takes all these rows first (the row in
+    // shared memory, read once); the rule stays for rows it leaves where the L2 is smaller.
     bool fast = false;
     CUDA_RETURN_IF_ERROR(device_fast_memory(&fast));
     int64_t cluster_row_bytes = 0;
@@ -380,8 +496,10 @@ cudaError_t softmax_run(int backward, int version, const rowwise_args *a, const 
     using A = acc_t<T>;
     if (p.mode == kReread) {  // version 6 (forward): 16-byte rows at 16-byte addresses (the binding checks them)
         if (row_layout(a, sizeof(T)) != kPacks) return cudaErrorInvalidValue;
-        const auto kernel = reread_kernel(p.ppt, p.segments > 1);
-        if (kernel == nullptr) return cudaErrorInvalidValue;  // 8 packs a step: RMSNorm's plain build only
+        // HELD: the row in shared memory (held_choice); a row (segment) too large for it fails in size_plan
+        const auto kernel = p.flags & ROWWISE_FLAG_HELD ? held_kernel<T>(p) : reread_kernel(p.ppt, p.segments > 1);
+        if (kernel == nullptr)
+            return cudaErrorInvalidValue;  // 8 packs a step (RMSNorm's plain build only), float64 HELD
         CUDA_RETURN_IF_ERROR(size_plan(kernel, version, 0, rows, n, sizeof(A), sizeof(MaxSum<A>), 0, &p));
         *out = p;
         if (plan_only || rows == 0 || n == 0) return cudaSuccess;

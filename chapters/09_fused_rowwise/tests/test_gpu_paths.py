@@ -262,6 +262,109 @@ def test_reread_over_a_cluster(op, blocks, dtype, small):
         assert all(torch.equal(p, q) for p, q in zip(out, again)), "two runs gave different bits"
 
 
+HELD_PLANS = [  # tune for version 6 with the row held in shared memory (64: HELD, 128: NEXT)
+    [512, 2, 0, 0, 64],  # a block a row (held_choice's 16-bit rows of 48-80 KB)
+    [256, 4, 0, 0, 64],  # several steps of 4 packs
+    [256, 1, 0, 1, 192],  # blocks walking the rows, each slot taking the next row's pack as it is written
+    [256, 2, 3, 1, 192],  # over a cluster of 3 (held_choice's long rows), the last segment shorter
+    [128, 2, 16, 1, 192],  # over 16: rows of fewer packs than blocks leave segments empty
+]
+
+
+@pytest.mark.skipif(
+    not torch.cuda.is_available() or torch.cuda.get_device_capability()[0] < 9, reason="clusters need sm_90"
+)
+@pytest.mark.parametrize("tune", HELD_PLANS, ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
+def test_reread_softmax_rows_held_in_shared_memory(tune, dtype, small):
+    """Version 6's softmax with the row (a block's segment) copied once into shared memory and walked there twice
+    (softmax_held_kernel): rows of a partial step, of several steps, a last step partly past the row's end, more rows
+    than the grid's walkers (so that NEXT copies rows in), rows of -inf (all, or some); every element written
+    (poisoned output), against float64 and bit for bit against the same plan reading its row twice (the same
+    arithmetic)."""
+    for n in (8, 1000, 12296) if small else (8, 1000, 12296, 32768):
+        rows = 700 if n <= 1000 else 5 if small else 300  # 700 rows of 1000: more than a wave of walkers holds
+        x = inputs((rows, n), dtype, "cuda", scale=3.0)
+        x[min(1, rows - 1)] = float("-inf")
+        x[-1, ::3] = float("-inf")
+        text = describe(x, "softmax", version=6, tune=tune)
+        assert "copying" in text and ("next row copied in" in text) == (tune[4] == 192), text
+        got = poisoned_call(lambda x=x: softmax(x, version=6, tune=tune), x)
+        want = softmax(x, version=6, tune=tune[:4] + [0])  # the same plan reading its row twice
+        torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
+        finite = x.isfinite().any(-1)  # rows of all -inf: NaN, as torch's
+        assert got[~finite].isnan().all()
+        rtol, atol = TOL[dtype]
+        torch.testing.assert_close(got[finite].double().cpu(), reference("softmax", x[finite]), rtol=rtol, atol=atol)
+
+
+HELD_ROWS = [  # (dtype, n, blocks a row where held_choice takes the row: 1 a block of 512, C a cluster; 0 not)
+    (torch.bfloat16, 16384, 0),  # 32 KB: measured a tie
+    (torch.bfloat16, 24576, 1),  # 48 KB
+    (torch.float16, 32768, 1),
+    (torch.bfloat16, 40960, 1),  # 80 KB
+    (torch.bfloat16, 40968, 0),  # past 80 KB
+    (torch.bfloat16, 65536, 2),  # 128 KB: a block of 256 for each 64 KB
+    (torch.float16, 1 << 17, 4),
+    (torch.bfloat16, 1 << 18, 8),
+    (torch.bfloat16, (1 << 18) + 8, 0),  # past 512 KB
+    (torch.float32, 16384, 0),  # measured slower
+    (torch.float32, 1 << 16, 0),  # 256 KB: not measured
+    (torch.float32, 1 << 17, 8),  # 512 KB
+    (torch.float32, 163840, 10),
+    (torch.float32, 1 << 18, 16),  # 1 MB
+    (torch.float32, (1 << 18) + 4, 0),
+]
+
+
+@pytest.mark.parametrize(("dtype", "n", "blocks"), HELD_ROWS, ids=str)
+def test_softmax_forwards_hold_their_rows_in_shared_memory_where_the_memory_is_fast(dtype, n, blocks):
+    """held_choice: where the memory is fast (the H200), version 0 holds 16-bit softmax forward rows of 48-80 KB in
+    the shared memory of a block of 512 a row, and 16-bit rows of 128-512 KB and float32 rows of 512 KB-1 MB over a
+    cluster (sm_90) of a block of 256 for each 64 KB, walking the rows with the next row copied in as each is
+    written; every element written, against float64. Elsewhere, and for the backward, the norms, a tuned plan and
+    rows not of 16-byte packs, the rows keep their other plans."""
+    if not fast_memory() or (blocks > 1 and torch.cuda.get_device_capability()[0] < 9):
+        blocks = 0
+    x = inputs((3, n), dtype, "cuda", scale=3.0)
+    text = describe(x, "softmax")
+    if blocks == 1:
+        assert text.startswith("reread: a 512-thread block per row, copying it into shared memory once"), text
+        assert text.endswith("2 packs of 16 bytes per thread a step, 3 blocks"), text  # a block a row
+    elif blocks:
+        want = f"reread: a cluster of {blocks} 256-thread blocks per row, each copying its segment into shared memory"
+        assert text.startswith(want) and "(the next row copied in as it writes)" in text, text
+    else:
+        assert "shared memory" not in text, text
+    assert "shared memory" not in describe(x, "softmax", backward=True)
+    assert "shared memory" not in describe(x, "softmax", tune=[0, 0, 0, 0, 16])  # tuned: the caller's plan
+    assert "shared memory" not in describe(x, "layer_norm") and "shared memory" not in describe(x, "rms_norm")
+    unaligned = torch.empty(3 * n + 1, device="cuda", dtype=dtype)[1:].view(3, n)
+    assert "shared memory" not in describe(unaligned, "softmax")
+    if blocks:
+        y = poisoned_call(lambda: softmax(x), x)
+        rtol, atol = TOL[dtype]
+        torch.testing.assert_close(y.double().cpu(), reference("softmax", x), rtol=rtol, atol=atol)
+
+
+def test_held_rows_that_do_not_fit_shared_memory_are_a_value_error():
+    """HELD asks a block for its whole row (segment) in shared memory: where that is more than a block may have
+    (float32 rows of 65544 in one block: 256 KB), float64 (not built), or the norms (not built), a ValueError
+    naming the plan; the next launch runs. HELD on versions other than 6 is dropped from the plan."""
+    x = torch.randn(3, 65544, device="cuda")
+    with pytest.raises(ValueError, match=r"tune=\[512, 2, 0, 0, 64\] cannot run this op at this shape"):
+        softmax(x, version=6, tune=[512, 2, 0, 0, 64])
+    torch.testing.assert_close(softmax(x).double(), torch.softmax(x.double(), -1), rtol=2e-5, atol=2e-6)
+    with pytest.raises(ValueError, match="cannot run this op"):
+        softmax(x.double()[:, :1000], version=6, tune=[256, 2, 0, 0, 64])
+    w, b = params(1000, torch.float32, "cuda")
+    with pytest.raises(ValueError, match="cannot run this op"):
+        layer_norm(x[:, :1000], w, b, 1e-5, version=6, tune=[256, 2, 0, 0, 64])
+    with pytest.raises(ValueError, match="cannot run this op"):
+        rms_norm(x[:, :1000], w, 1e-5, version=6, tune=[256, 2, 0, 0, 64])
+    assert "copying" not in describe(x, "softmax", version=4, tune=[0, 0, 0, 1, 64])
+
+
 def test_reread_without_a_weight_with_gradients_and_tuned_blocks():
     x = inputs((33, 20000), torch.float32, "cuda").requires_grad_()
     w = params(20000, torch.float32, "cuda")[0].requires_grad_()
@@ -296,7 +399,9 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
     4-pack steps take 4 packs, not 2; its float32 rows of 16385-32768 take 8 packs a step, in blocks of 512 up to
     24576, else one step of the fewest warps that hold the row; its float32 and bf16 rows of up to half the limit,
     one step of 4 packs: test_short_rms_norm_forward_rows_take_one_step_of_version_6...); before it,
-    wide_row_choice keeps float32 softmax rows of 28673-32768 in registers (16 packs a thread)."""
+    wide_row_choice keeps float32 softmax rows of 28673-32768 in registers (16 packs a thread), and held_choice
+    holds the softmax's 16-bit rows of 48-80 KB, 128-512 KB and float32 rows of 512 KB-1 MB in shared memory
+    (test_softmax_forwards_hold_their_rows_in_shared_memory_where_the_memory_is_fast)."""
     props = torch.cuda.get_device_properties(0)
     fast = fast_memory()
     shared = props.shared_memory_per_multiprocessor  # the rule's measure of L1 (L1 and shared memory share it)
@@ -305,6 +410,7 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
     clusters = torch.cuda.get_device_capability()[0] >= 9
     # "half of L2": rows (a dtype and a length) that take blocks of 512 only because the memory is fast
     names = ("rms_norm", "layer_norm", "softmax", "over a cluster", "past L1", "fast memory", "half of L2", "wide")
+    names += ("held",)
     taken = dict.fromkeys(names, 0)
     for dtype in (torch.bfloat16, torch.float16, torch.float32):
         size = torch.tensor([], dtype=dtype).element_size()
@@ -341,12 +447,26 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
                     over = over and op == "layer_norm" and size == 2 and row <= 8 * 65536
                 # wide_row_choice, first: float32 softmax rows of a block of 480-512 threads at 16 packs a thread
                 wide = fast and op == "softmax" and size == 4 and 448 * 64 < n <= 512 * 64
-                expected = expected and not wide
+                # held_choice, first: the softmax's rows held in shared memory, a block a row or over a cluster
+                k = 1024
+                held_block = fast and op == "softmax" and size == 2 and 48 * k <= row <= 80 * k
+                long = 128 * k <= row <= 512 * k if size == 2 else 512 * k <= row <= 1024 * k
+                held_cluster = fast and clusters and op == "softmax" and long
+                if held_block or held_cluster:
+                    fast_plan, over = None, False
+                expected = expected and not wide and not held_block and not held_cluster
+                taken["held"] += held_block or held_cluster
                 taken[op] += expected
                 taken["over a cluster"] += over
                 taken["wide"] += wide
                 text = describe(x, op)
-                assert text.startswith("reread: ") == (expected or over or fast_plan is not None), (op, dtype, n, text)
+                reread = expected or over or fast_plan is not None or held_block or held_cluster
+                assert text.startswith("reread: ") == reread, (op, dtype, n, text)
+                if held_block:
+                    assert text.startswith("reread: a 512-thread block per row, copying it into shared"), text
+                if held_cluster:
+                    want = f"reread: a cluster of {-(-row // 65536)} 256-thread blocks per row, each copying"
+                    assert text.startswith(want), text
                 if wide:
                     assert text.startswith("registers: 512 threads per row, 16 packs of 16 bytes"), text
                 if fast_plan is not None:
@@ -373,11 +493,14 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
             assert not describe(unaligned, "layer_norm").startswith("reread: ")
             assert not describe(unaligned, "softmax").startswith("reread: ")
     if props.L2_cache_size >= 48 * 2**20 and sms <= 132:  # an H100: the rule is not idle
-        assert taken["rms_norm"] >= 2 and taken["layer_norm"] >= 4 and taken["softmax"] >= 4, taken
+        # (where the memory is fast, held_choice takes the softmax's 16-bit rows of 24576 and 32768 first)
+        assert taken["rms_norm"] >= 2 and taken["layer_norm"] >= 4 and taken["softmax"] >= (3 if fast else 4), taken
         assert taken["over a cluster"] >= 4, taken  # bf16 and fp16 rows of 2^17 and 2^18
         assert taken["past L1"] >= 2, taken  # float32 rows of 24576 and 32768
-    if fast and clusters:  # at least the softmax's rows of 2^18 in each dtype and 16-bit LayerNorm's
-        assert taken["over a cluster"] >= 3 + 2, taken
+    if fast and clusters:  # 16-bit LayerNorm's rows of 2^17 and 2^18 (the softmax's: held in shared memory)
+        assert taken["over a cluster"] >= 4, taken
+        # a block a row: 16-bit rows of 24576 and 32768; over a cluster: 16-bit 65536-2^18, float32 2^17 and 2^18
+        assert taken["held"] == 4 + 6 + 2, taken
     if fast:  # 16-bit 16384 for the softmax and LayerNorm, 24576 and 32768 for RMSNorm; float32 RMSNorm 12288
         # (1.5 steps), 16384, 24576 and 32768, the softmax 8192; RMSNorm's one step: float32 8192, bf16 8192-16384
         assert taken["fast memory"] == 17, taken
@@ -522,11 +645,11 @@ def test_describe_names_the_launch():
         for op in ("softmax", "layer_norm", "rms_norm"):
             assert describe(odd, op).startswith("registers: 1024 threads per row"), describe(odd, op)
             check(op, odd)
-    # rows of 2^18: version 6 over a cluster where the memory is fast, 8 blocks a row in float32 and 4 in 16-bit types
-    # (reread_choice, its own test)
-    for dtype, blocks in ((torch.float32, 8), (torch.bfloat16, 4)):
+    # rows of 2^18: version 6 over a cluster where the memory is fast, held in shared memory, a block of 256 for each
+    # 64 KB (held_choice, its own test)
+    for dtype, blocks in ((torch.float32, 16), (torch.bfloat16, 8)):
         text = describe(torch.randn(2, 1 << 18, device="cuda", dtype=dtype), "softmax")
-        assert text.startswith(f"reread: a cluster of {blocks} " if fast else "cluster: "), text
+        assert text.startswith(f"reread: a cluster of {blocks} 256-thread" if fast else "cluster: "), text
     assert describe(x, "softmax", version=5).startswith("split: ")
     assert describe(x, "softmax", version=2).startswith("warp online")
     odd = torch.randn(16, 4097, device="cuda", dtype=torch.bfloat16)

@@ -131,7 +131,7 @@ def test_bad_inputs_name_the_problem():
     with pytest.raises(ValueError, match="tune's flags \\(its 5th number\\) must be 0"):
         softmax(x, tune=[0, 0, 0, 0, 17])
     with pytest.raises(ValueError, match="tune's flags \\(its 5th number\\) must be 0"):
-        softmax(x, tune=[0, 0, 0, 0, 64])
+        softmax(x, tune=[0, 0, 0, 0, 256])
     with pytest.raises(ValueError, match="dy and y must have the same shape"):
         torch.ops.rowwise.softmax_backward(x, torch.randn(4, 9))
     with pytest.raises(TypeError, match="rstd must have dtype float32"):
