@@ -193,6 +193,23 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
 // ---- version 6 ---------------------------------------------------------------------------------------------------
 // rowwise_kernels.cuh, "version 6": a block per row, two walks. Each step's (max, sum) is made as a whole row's is in
 // version 3 (the max of the step's values, then one exponential each) and merged into the thread's running pair.
+template <typename T, int U>
+__device__ inline MaxSum<acc_t<T>> step_max_sum(const uint32_t (&w)[U][4], int valid) {
+    using A = acc_t<T>;
+    constexpr int S = Pack<T>::size;
+    A m = A(-INFINITY);
+    RW_EACH(U, S) {
+        if (k < valid) m = fmax(m, Bits<T>::get(w[k], j));
+    }
+    A s = A(0);
+    if (m != A(-INFINITY)) {
+        RW_EACH(U, S) {
+            if (k < valid) s += exp_acc(Bits<T>::get(w[k], j) - m);
+        }
+    }
+    return MaxSum<A>{m, s};
+}
+
 template <typename T, int U, bool CLUSTER>
 __global__ void __launch_bounds__(1024)
     softmax_reread_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t n) {
@@ -209,17 +226,7 @@ __global__ void __launch_bounds__(1024)
         const T *in = x + row * n + c.seg_begin;
         St mine = St::empty();
         reread_walk<U>(in, packs, keep, [&](const uint32_t (&w)[U][4], int valid, int64_t) {
-            A m = A(-INFINITY);
-            RW_EACH(U, S) {
-                if (k < valid) m = fmax(m, Bits<T>::get(w[k], j));
-            }
-            A s = A(0);
-            if (m != A(-INFINITY)) {
-                RW_EACH(U, S) {
-                    if (k < valid) s += exp_acc(Bits<T>::get(w[k], j) - m);
-                }
-            }
-            mine = merge(mine, St{m, s});
+            mine = merge(mine, step_max_sum<T>(w, valid));
         });
         const St total = reread_combine<CLUSTER>(reduce_group(mine, c, exchange, parity), c, parity);
         const A inverse = A(1) / total.sum;
@@ -252,17 +259,7 @@ __global__ void __launch_bounds__(1024)
         held_wait();
         St mine = St::empty();
         held_walk<U>(held, packs, [&](const uint32_t (&w)[U][4], int valid, int64_t) {
-            A m = A(-INFINITY);
-            RW_EACH(U, S) {
-                if (k < valid) m = fmax(m, Bits<T>::get(w[k], j));
-            }
-            A s = A(0);
-            if (m != A(-INFINITY)) {
-                RW_EACH(U, S) {
-                    if (k < valid) s += exp_acc(Bits<T>::get(w[k], j) - m);
-                }
-            }
-            mine = merge(mine, St{m, s});
+            mine = merge(mine, step_max_sum<T>(w, valid));
         });
         const St total = reread_combine<CLUSTER>(reduce_group(mine, c, exchange, parity), c, parity);
         const A inverse = A(1) / total.sum;
