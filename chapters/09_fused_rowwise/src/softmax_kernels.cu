@@ -271,7 +271,7 @@ __global__ void __launch_bounds__(1024)
             for (int k = 0; k < U; ++k) {
                 if (k >= valid) continue;
                 const int64_t at = first + k * (int64_t)blockDim.x;
-                if (NEXT && next < rows)  // after this slot's read (the words' xor: an operand, no instruction)
+                if (NEXT && next < rows)  // after this slot's read: the words' xor is an operand of the copy
                     copy16_async<true>(held + at, from + at, w[k][0] ^ w[k][1] ^ w[k][2] ^ w[k][3]);
                 A v[S];
 #pragma unroll
