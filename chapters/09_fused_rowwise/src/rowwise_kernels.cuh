@@ -1005,11 +1005,11 @@ __device__ inline uint4 *after_mailbox() {
 template <typename S, bool CLUSTER>
 __device__ inline uint4 *held_slots() {
     extern __shared__ uint4 rowwise_dynamic_smem[];
-    if constexpr (CLUSTER) return rowwise_dynamic_smem + mailbox_bytes(sizeof(S)) / 16;
+    if constexpr (CLUSTER) return after_mailbox<S>();
     return rowwise_dynamic_smem;
 }
-// cp.async of 16 bytes from global `from` to shared `to` (L1 bypassed: .cg). AFTER: `after`, a value computed from
-// the slot's words as read, is an operand, so the copy cannot overwrite the slot before that read is done.
+// cp.async of 16 bytes from global `from` to shared `to` (L1 bypassed: .cg). AFTER: `after`, a value computed from the
+// slot's words as read, is an operand, so the copy cannot overwrite the slot before that read is done.
 template <bool AFTER = false>
 __device__ inline void copy16_async(uint4 *to, const uint4 *from, uint32_t after = 0) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -1028,7 +1028,8 @@ __device__ inline void held_fill(uint4 *held, const void *row, int64_t packs) {
     const uint4 *p = static_cast<const uint4 *>(row);
     for (int64_t k = threadIdx.x; k < packs; k += blockDim.x) copy16_async(held + k, p + k);
 }
-__device__ inline void held_wait() {
+// Waits for this thread's cp.async copies (copy16_async's, and STAGE_NEXT's: Staging::read).
+__device__ inline void wait_async_copies() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm volatile("cp.async.wait_all;" ::: "memory");
 #endif
@@ -1105,9 +1106,7 @@ struct Staging<Slice<T, PPT, LAYOUT>> {
     // Waits for this thread's copies, then reads its slots of set `parity` into v (zeros past `count`, as
     // Slice::load).
     __device__ static void read(Slice<T, PPT, LAYOUT> &v, int count, uint4 *stage, int parity) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-        asm volatile("cp.async.wait_all;" ::: "memory");
-#endif
+        wait_async_copies();
 #pragma unroll
         for (int k = 0; k < PPT; ++k) {
             const uint4 q = k < count ? *slot(stage, parity, k) : make_uint4(0, 0, 0, 0);

@@ -256,7 +256,7 @@ __global__ void __launch_bounds__(1024)
     if (NEXT && row < rows) held_fill(held, x + row * n + c.seg_begin, packs);
     for (; row < rows; row += c.slots, parity ^= 1) {
         if (!NEXT) held_fill(held, x + row * n + c.seg_begin, packs);
-        held_wait();
+        wait_async_copies();
         St mine = St::empty();
         held_walk<U>(held, packs, [&](const uint32_t (&w)[U][4], int valid, int64_t) {
             mine = merge(mine, step_max_sum<T>(w, valid));
