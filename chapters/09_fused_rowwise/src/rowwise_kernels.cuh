@@ -799,29 +799,25 @@ __device__ inline void param16(uint32_t (&w)[4], const uint4 *vec, int64_t at) {
     w[0] = q.x, w[1] = q.y, w[2] = q.z, w[3] = q.w;
 }
 
-// One step's U packs, all inside the row: pack u of the step is p[u * step], loaded without a bounds check.
-template <int U, bool SKIP_L1>
-__device__ inline void load_step(uint32_t (&w)[U][4], const uint4 *p, int64_t step, uint64_t policy) {
-#pragma unroll
-    for (int u = 0; u < U; ++u) load16_hinted<SKIP_L1>(w[u], p + u * step, policy);
-}
-
 // One walk over a row of `packs` 16-byte packs: visit(w, valid, first) for each step, w[u] holding pack
-// first + u * blockDim.x, of which the first `valid` lie inside the row (the others are zero).
+// first + u * blockDim.x (load(w[u], at) reads pack `at`), of which the first `valid` lie inside the row (the others
+// are zero). reread_walk reads the packs from global memory with an L2 policy, held_walk from shared memory. Their
+// loaders capture by value: by reference, the same walk compiled to other machine code in 73 kernels (NOTES.md,
+// "Thirty-ninth pass").
 // The full steps (all U packs inside the row) come first, in a loop that checks no pack: `valid` is the constant U
 // there, so the visitor's own checks fold away. Only the last, partial step (if any) checks each pack. Measured on the
 // H100 (NOTES.md, "Fourteenth pass"): with a check on every pack, LayerNorm at 4096 x 32768 ran at 94.3 % (bf16) and
 // 92.0 % (float32) of the copy; without, 97.2 and 93.3. Loading the next step before folding this one gained 0.6
 // points at most and cost the bf16 softmax 1-2: not done.
-template <int U, bool SKIP_L1 = false, typename Visit>
-__device__ inline void reread_walk(const void *row, int64_t packs, uint64_t policy, Visit visit) {
-    const uint4 *p = static_cast<const uint4 *>(row);
+template <int U, typename Load, typename Visit>
+__device__ inline void walk_steps(int64_t packs, Load load, Visit visit) {
     const int64_t step = (int64_t)blockDim.x;
     const int64_t full = packs - (U - 1) * step;  // a step starting below `full` lies inside the row
     int64_t first = threadIdx.x;
     for (; first < full; first += U * step) {
         uint32_t w[U][4];
-        load_step<U, SKIP_L1>(w, p + first, step, policy);
+#pragma unroll
+        for (int u = 0; u < U; ++u) load(w[u], first + u * step);
         visit(w, U, first);
     }
     if (first < packs) {  // the last step: fewer than U of its packs lie inside the row
@@ -831,12 +827,18 @@ __device__ inline void reread_walk(const void *row, int64_t packs, uint64_t poli
         for (int u = 0; u < U; ++u) {
             w[u][0] = w[u][1] = w[u][2] = w[u][3] = 0;
             if (first + u * step < packs) {
-                load16_hinted<SKIP_L1>(w[u], p + first + u * step, policy);
+                load(w[u], first + u * step);
                 valid = u + 1;
             }
         }
         visit(w, valid, first);
     }
+}
+template <int U, bool SKIP_L1 = false, typename Visit>
+__device__ inline void reread_walk(const void *row, int64_t packs, uint64_t policy, Visit visit) {
+    const uint4 *p = static_cast<const uint4 *>(row);
+    walk_steps<U>(
+        packs, [p, policy](uint32_t (&w)[4], int64_t at) { load16_hinted<SKIP_L1>(w, p + at, policy); }, visit);
 }
 
 // The S values r narrowed to a 16-byte pack and streamed to *dst (st.global.cs: no line of it is read again).
@@ -1034,35 +1036,16 @@ __device__ inline void wait_async_copies() {
     asm volatile("cp.async.wait_all;" ::: "memory");
 #endif
 }
-// reread_walk over the slots: visit(w, valid, first) for each step of U packs a thread (zeros past the segment).
+// walk_steps over the slots: visit(w, valid, first) for each step of U packs a thread (zeros past the segment).
 template <int U, typename Visit>
 __device__ inline void held_walk(const uint4 *held, int64_t packs, Visit visit) {
-    const int64_t step = (int64_t)blockDim.x;
-    const int64_t full = packs - (U - 1) * step;
-    int64_t first = threadIdx.x;
-    for (; first < full; first += U * step) {
-        uint32_t w[U][4];
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-            const uint4 q = held[first + u * step];
-            w[u][0] = q.x, w[u][1] = q.y, w[u][2] = q.z, w[u][3] = q.w;
-        }
-        visit(w, U, first);
-    }
-    if (first < packs) {
-        uint32_t w[U][4];
-        int valid = 0;
-#pragma unroll
-        for (int u = 0; u < U; ++u) {
-            w[u][0] = w[u][1] = w[u][2] = w[u][3] = 0;
-            if (first + u * step < packs) {
-                const uint4 q = held[first + u * step];
-                w[u][0] = q.x, w[u][1] = q.y, w[u][2] = q.z, w[u][3] = q.w;
-                valid = u + 1;
-            }
-        }
-        visit(w, valid, first);
-    }
+    walk_steps<U>(
+        packs,
+        [held](uint32_t (&w)[4], int64_t at) {
+            const uint4 q = held[at];
+            w[0] = q.x, w[1] = q.y, w[2] = q.z, w[3] = q.w;
+        },
+        visit);
 }
 
 // STAGE_NEXT: a thread's packs of a row segment in its slots of shared memory, two sets of them: a row is read from
