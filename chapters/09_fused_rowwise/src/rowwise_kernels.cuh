@@ -2078,7 +2078,7 @@ cudaError_t size_plan(Kernel kernel, int version, int backward, int64_t rows, in
                       size_t stats_bytes, int partials, Plan *p, size_t backward_smem_per_thread = 0) {
     const int groups = p->block / p->group;
     p->smem = backward ? backward_smem_per_thread * (size_t)p->block : 0;
-    if (p->flags) {  // an EXP kernel (shape_plan): its mailbox first, then two sets of each thread's packs if staged
+    if (p->flags && p->mode != kReread) {  // an EXP kernel (shape_plan): its mailbox, then two sets of staged packs
         p->smem += mailbox_bytes(stats_bytes);
         if (p->flags & ROWWISE_FLAG_STAGE_NEXT) p->smem += staged_bytes(*p);
         // HOLD_PARAMS: the vectors the op asked to hold (p->held: the weight, and LayerNorm's bias; the softmax none)
@@ -2115,10 +2115,11 @@ cudaError_t size_plan(Kernel kernel, int version, int backward, int64_t rows, in
         walkers = body_walkers(*p, walkers < most ? walkers : most, groups, rows);
         return (walkers < 1 ? 1 : walkers) * p->segments;
     };
-    if (launches_clusters(*p)) {
-        // version 6's reread_combine: the mailbox, then (HELD) the segment's slots
-        if (p->mode == kReread) p->smem = mailbox_bytes(stats_bytes) + p->held_bytes;
+    if (p->mode == kReread) {  // version 6: over a cluster, reread_combine's mailbox; then (HELD) the segment's slots
+        p->smem = (launches_clusters(*p) ? mailbox_bytes(stats_bytes) : 0) + p->held_bytes;
         if (p->held_bytes) CUDA_RETURN_IF_ERROR(allow_held(kernel, p->smem));
+    }
+    if (launches_clusters(*p)) {
         int clusters = 0;
         CUDA_RETURN_IF_ERROR(active_clusters(kernel, *p, &clusters));
         if (clusters >= 1) {
@@ -2128,10 +2129,6 @@ cudaError_t size_plan(Kernel kernel, int version, int backward, int64_t rows, in
         } else {
             p->mode = kSplitStats;  // AUTO: the portable way
         }
-    }
-    if (!launches_clusters(*p) && p->held_bytes) {  // HELD, a block a row: the row's slots only
-        p->smem = p->held_bytes;
-        CUDA_RETURN_IF_ERROR(allow_held(kernel, p->smem));
     }
     if (!launches_clusters(*p)) {
         int64_t wave = 0;
