@@ -271,7 +271,7 @@ HELD_PLANS = [  # tune for version 6 with the row held in shared memory (64: HEL
 ]
 
 
-# A unit in the last place, relative (and fp16's smallest normal step below it); float32: a few units.
+# A unit in the last place, relative (fp16: and its subnormal step, absolute); float32: a few units.
 HELD_ULP = {torch.bfloat16: (2**-7, 0.0), torch.float16: (2**-10, 2**-24), torch.float32: (1e-5, 1e-30)}
 
 
