@@ -192,34 +192,14 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
 }
 
 // ---- version 6 ---------------------------------------------------------------------------------------------------
-// rowwise_kernels.cuh, "version 6": a block per row, two walks. Each step's (max, sum) is made as a whole row's is in
-// version 3 (the max of the step's values, then one exponential each) and merged into the thread's running pair.
-template <typename T, int U>
-__device__ inline MaxSum<acc_t<T>> step_max_sum(const uint32_t (&w)[U][4], int valid) {
-    using A = acc_t<T>;
-    constexpr int S = Pack<T>::size;
-    A m = A(-INFINITY);
-    RW_EACH(U, S) {
-        if (k < valid) m = fmax(m, Bits<T>::get(w[k], j));
-    }
-    A s = A(0);
-    if (m != A(-INFINITY)) {
-        RW_EACH(U, S) {
-            if (k < valid) s += exp_acc(Bits<T>::get(w[k], j) - m);
-        }
-    }
-    return MaxSum<A>{m, s};
-}
-
-// The held kernel's arithmetic, in fewer instructions than step_max_sum's (NOTES.md, "Fortieth pass": a quarter fewer
-// in its loops): exp(x - m) as exp2(x log2e - m log2e), one FFMA and one ex2 where x - m then * log2e takes an FADD,
-// an FMUL and the ex2; and the max of 16-bit packs two halves an instruction (max.bf16x2, max.f16x2: exact, as fmax).
-// The argument's error grows with |m| (m log2e is rounded once). Against exp_acc's rows (sweep 40d, randn * 4): 16-bit
-// outputs the same but for about one value in ten thousand, by one unit; float32 ones differ in their last bits, and
-// are no further from float64 (largest relative error 2.5e-6, exp_acc's 3.9e-6).
+// exp(x - m) as exp2(x log2e - m log2e) (SCALED, below): one FFMA and one ex2 where exp_acc(x - m) takes an FADD, an
+// FMUL and the ex2. The argument's error grows with |m| (m log2e is rounded once). Against exp_acc's rows (sweep 40d,
+// randn * 4): 16-bit outputs the same but for about one value in ten thousand, by one unit; float32 ones differ in
+// their last bits, and are no further from float64 (largest relative error 2.5e-6, exp_acc's 3.9e-6).
 __device__ inline float exp_scaled(float x, float m_log2e) {
     return exp2f(fmaf(x, 1.4426950408889634f, -m_log2e));
 }
+// max.bf16x2 / max.f16x2: the max of two pairs of 16-bit values, each half on its own (exact, as fmax).
 template <typename T>
 __device__ inline uint32_t max_x2(uint32_t a, uint32_t b) {
     uint32_t d;
@@ -229,10 +209,16 @@ __device__ inline uint32_t max_x2(uint32_t a, uint32_t b) {
         asm("max.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
     return d;
 }
-// The max of a step's first `valid` packs (at least one).
-template <typename T, int U>
-__device__ inline acc_t<T> step_max(const uint32_t (&w)[U][4], int valid) {
-    if constexpr (sizeof(T) == 2) {
+// rowwise_kernels.cuh, "version 6": a block per row, two walks. Each step's (max, sum) is made as a whole row's is in
+// version 3 (the max of the step's values, then one exponential each) and merged into the thread's running pair.
+// SCALED (the held kernel): the same pair in fewer instructions (NOTES.md, "Fortieth pass": a quarter fewer in its
+// loops), each exponential exp_scaled and the max of 16-bit packs two halves an instruction (max_x2). `valid` >= 1.
+template <typename T, int U, bool SCALED = false>
+__device__ inline MaxSum<acc_t<T>> step_max_sum(const uint32_t (&w)[U][4], int valid) {
+    using A = acc_t<T>;
+    constexpr int S = Pack<T>::size;
+    A m = A(-INFINITY);
+    if constexpr (SCALED && sizeof(T) == 2) {
         uint32_t p = w[0][0];
 #pragma unroll
         for (int k = 0; k < U; ++k) {
@@ -241,24 +227,23 @@ __device__ inline acc_t<T> step_max(const uint32_t (&w)[U][4], int valid) {
                 if (k < valid && (k > 0 || i > 0)) p = max_x2<T>(p, w[k][i]);
             }
         }
-        return fmax(Bits<T>::get(&p, 0), Bits<T>::get(&p, 1));
+        m = fmax(Bits<T>::get(&p, 0), Bits<T>::get(&p, 1));
     } else {
-        acc_t<T> m = acc_t<T>(-INFINITY);
-        RW_EACH(U, Pack<T>::size) {
+        RW_EACH(U, S) {
             if (k < valid) m = fmax(m, Bits<T>::get(w[k], j));
         }
-        return m;
     }
-}
-template <typename T, int U>
-__device__ inline MaxSum<acc_t<T>> held_step_max_sum(const uint32_t (&w)[U][4], int valid) {
-    using A = acc_t<T>;
-    const A m = step_max<T, U>(w, valid);
     A s = A(0);
     if (m != A(-INFINITY)) {
-        const A m_log2e = m * A(1.4426950408889634);
-        RW_EACH(U, Pack<T>::size) {
-            if (k < valid) s += exp_scaled(Bits<T>::get(w[k], j), m_log2e);
+        if constexpr (SCALED) {
+            const A m_log2e = m * A(1.4426950408889634);
+            RW_EACH(U, S) {
+                if (k < valid) s += exp_scaled(Bits<T>::get(w[k], j), m_log2e);
+            }
+        } else {
+            RW_EACH(U, S) {
+                if (k < valid) s += exp_acc(Bits<T>::get(w[k], j) - m);
+            }
         }
     }
     return MaxSum<A>{m, s};
@@ -294,7 +279,7 @@ __global__ void __launch_bounds__(1024)
 
 // Version 6 with the row (or the block's segment of it) held in shared memory: ROWWISE_FLAG_HELD, and NEXT, the next
 // row copied in during the write walk (rowwise_kernels.cuh, held_slots). softmax_reread_kernel's walks, with its
-// arithmetic in fewer instructions (held_step_max_sum, exp_scaled; float32 and 16-bit types, not float64).
+// arithmetic in fewer instructions (step_max_sum's SCALED, exp_scaled; float32 and 16-bit types, not float64).
 template <typename T, int U, bool CLUSTER, bool NEXT>
 __global__ void __launch_bounds__(1024)
     softmax_held_kernel(const T *__restrict__ x, T *__restrict__ y, int64_t rows, int64_t n) {
@@ -314,7 +299,7 @@ __global__ void __launch_bounds__(1024)
         wait_async_copies();
         St mine = St::empty();
         held_walk<U>(held, packs, [&](const uint32_t (&w)[U][4], int valid, int64_t) {
-            mine = merge(mine, held_step_max_sum<T, U>(w, valid));
+            mine = merge(mine, step_max_sum<T, U, true>(w, valid));
         });
         const St total = reread_combine<CLUSTER>(reduce_group(mine, c, exchange, parity), c, parity);
         const A inverse = A(1) / total.sum, max_log2e = total.max * A(1.4426950408889634);

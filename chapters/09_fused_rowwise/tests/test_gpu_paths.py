@@ -285,7 +285,7 @@ def test_reread_softmax_rows_held_in_shared_memory(tune, dtype, small):
     (softmax_held_kernel): rows of a partial step, of several steps, a last step partly past the row's end, more rows
     than the grid's walkers (so that NEXT copies rows in), rows of -inf (all, or some); every element written
     (poisoned output), against float64 and against the same plan reading its row twice: within a unit in the last
-    place, since the held kernel computes each exp as one FFMA and one ex2 (held_step_max_sum)."""
+    place, since the held kernel computes each exp as one FFMA and one ex2 (step_max_sum, SCALED)."""
     for n in (8, 1000, 12296) if small else (8, 1000, 12296, 32768):
         rows = 700 if n <= 1000 else 5 if small else 300  # 700 rows of 1000: more than a wave of walkers holds
         x = inputs((rows, n), dtype, "cuda", scale=3.0)
