@@ -291,7 +291,10 @@ __device__ __forceinline__ void norm_backward(const T *__restrict__ dy, const T 
     if constexpr (EXP) open_mailbox<St>(c);  // experimental (rowwise_kernels.cuh)
     // The weight: a missing one reads as ones (one code path: g = dy w). Rows split over blocks hold it over the
     // rows; whole-row kernels read it pack by pack where they use it, twice a row (L1 hits), as the forward does:
-    // 8 registers fewer for 2 bf16 packs, what it takes to fit 64 with no spill.
+    // 8 registers fewer for 2 bf16 packs, what it takes to fit 64 with no spill. A held 16-bit weight is widened to
+    // float in each walk (refresh): left to itself, ptxas widens it once before the row loop and keeps the 16 floats
+    // of 2 bf16 packs live across every row instead of their 8 words, and bf16 LayerNorm then spilled under a cap of
+    // 96 (NOTES.md, "Forty-first pass").
     Sl wheld;
     auto weight_pack = [&](Sl &p, const T *wp, int k) {
         if (wp != nullptr) {
@@ -330,6 +333,7 @@ __device__ __forceinline__ void norm_backward(const T *__restrict__ dy, const T 
             [&] {
                 St s = St::empty();
                 Sl wv = wheld;
+                if constexpr (!WHOLE && sizeof(T) == 2) wv.refresh();  // widened here, not once before the row loop
                 const T *wl = in_loop(w);
 #pragma unroll
                 for (int k = 0; k < Sl::K; ++k)
@@ -354,6 +358,7 @@ __device__ __forceinline__ void norm_backward(const T *__restrict__ dy, const T 
                 xv.refresh();
                 gv.refresh();
                 Sl wv = wheld;
+                if constexpr (!WHOLE && sizeof(T) == 2) wv.refresh();
                 const T *wl = in_loop(w);
 #pragma unroll
                 for (int k = 0; k < Sl::K; ++k) {
@@ -400,25 +405,32 @@ __global__ void __launch_bounds__(kMaxBackwardThreads, min_blocks(backward_fits_
 //     of 128 for it (norm_run): backward at 4096 x 32768 85 -> 88-89 %; rows of 16384, over 8 blocks of 128,
 //     measured the same capped or not.
 // norm_run gives every backward row over a cluster ceil(n / 2048) blocks of these sizes, up to 16.
+//   bfloat16 LayerNorm, where the memory is fast (device_fast_memory: the H200), blocks of 128 as for RMSNorm: 96
+//     registers, no spill, once its held weight stays in words (norm_backward); it spilled before, and measured slower
+//     on the H100 at 96 and at 80, so the H100 keeps its plan. H200, backward, % of the copy, 8 blocks a row of n /
+//     128 threads (n / 64 at 32768) -> these: rows of 12288 57.3 -> 62.4, 16384 59.3 -> 61.6, 20480 54.2 -> 57.6,
+//     24576 47.7 -> 53.5, 30720 51.0 -> 53.7, 32768 54.5 -> 54.5; blocks of 256 at 80 registers spilled 40 bytes
+//     and ran 5-15 % slower than either (NOTES.md, "Forty-first pass").
 // Not capped: blocks of 512 (rows of 2^18) hold one block an SM either way and measured slower capped (float32
-// RMSNorm at 80: 44 -> 40 %); bfloat16 LayerNorm spills under 128 registers and measured slower at 96 and at 80.
+// RMSNorm at 80: 44 -> 40 %).
 // skip_l1: x and dy read past L1, for float32 RMSNorm only. H200, backward, % of the copy: RMSNorm 4096 x 32768 78.3
 // -> 86.2, 4369 x 30720 76.2 -> 83.6, 8192 x 16384 91.0 -> 92.8; with the same loads LayerNorm 4096 x 32768 73.1
 // -> 63.2 and bf16 RMSNorm 67.4 -> 67.1 (NOTES.md, "Thirtieth pass").
+// fast_only: the plan is taken only where the memory is fast.
 template <typename T, bool RMS>
 struct CappedBackward {
     static constexpr int threads = 0, registers = 0;  // none
-    static constexpr bool skip_l1 = false;
+    static constexpr bool skip_l1 = false, fast_only = false;
 };
 template <bool RMS>
 struct CappedBackward<float, RMS> {
     static constexpr int threads = 256, registers = 80;
-    static constexpr bool skip_l1 = RMS;
+    static constexpr bool skip_l1 = RMS, fast_only = false;
 };
-template <>
-struct CappedBackward<__nv_bfloat16, true> {
+template <bool RMS>
+struct CappedBackward<__nv_bfloat16, RMS> {
     static constexpr int threads = 128, registers = 96;
-    static constexpr bool skip_l1 = false;
+    static constexpr bool skip_l1 = false, fast_only = !RMS;
 };
 template <typename T, int PPT, bool RMS>
 __global__ void __maxnreg__((CappedBackward<T, RMS>::registers))
@@ -431,11 +443,11 @@ __global__ void __maxnreg__((CappedBackward<T, RMS>::registers))
 }
 // Whether a backward plan takes it (the launcher's `if constexpr` checks that the type and op have a cap): blocks of
 // more than half its threads and at most all of them, since a row's segments need not fill a block (float32 rows of
-// 8500 over 5 blocks: segments of 1700, blocks of 224).
+// 8500 over 5 blocks: segments of 1700, blocks of 224). `fast`: device_fast_memory's answer.
 template <typename T, bool RMS>
-bool capped_backward(const Plan &p) {
-    constexpr int threads = CappedBackward<T, RMS>::threads;
-    return p.flags && p.ppt == 2 && p.block <= threads && 2 * p.block > threads;
+bool capped_backward(const Plan &p, bool fast) {
+    using C = CappedBackward<T, RMS>;
+    return (fast || !C::fast_only) && p.flags && p.ppt == 2 && p.block <= C::threads && 2 * p.block > C::threads;
 }
 
 // ---- version 6 (RMSNorm forward) ---------------------------------------------------------------------------------
@@ -640,7 +652,7 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     rowwise_tuning own = tuning ? *tuning : rowwise_tuning{};
     bool replan = false, fast = false;
     CUDA_RETURN_IF_ERROR(device_fast_memory(&fast));
-    // The capped backward (CappedBackward: float32 in blocks of 256, bfloat16 RMSNorm in blocks of 128) takes every
+    // The capped backward (CappedBackward: float32 in blocks of 256, bfloat16 in blocks of 128) takes every
     // row over a cluster that fits kMaxCluster of its blocks: ceil(n / 2048) blocks a row at 2 packs a thread, not
     // shape_plan's kClusterMin blocks of n / 64 (float32) or n / 128 (bf16) threads, which run uncapped wherever that
     // is not the cap's block size (float32 rows of 20000: 320 threads at 119-128 registers, one block an SM). H200,
@@ -651,8 +663,10 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     // (float32: a rule of shape_plan's, since removed; bf16 RMSNorm: this rule's first form, the H100's 85 -> 88-89 %
     // at 32768). The count: cluster_backward_blocks, which the softmax's rule asks too (softmax_run).
     if constexpr (CappedBackward<T, RMS>::threads > 0) {
-        const int64_t blocks =
-            backward && !own.blocks_per_row ? cluster_backward_blocks<T>(p, n, CappedBackward<T, RMS>::threads) : 0;
+        const bool cap = fast || !CappedBackward<T, RMS>::fast_only;
+        const int64_t blocks = backward && !own.blocks_per_row && cap
+                                   ? cluster_backward_blocks<T>(p, n, CappedBackward<T, RMS>::threads)
+                                   : 0;
         if (blocks >= 2 && blocks <= kMaxCluster && blocks != p.segments) {
             own.blocks_per_row = (int)blocks;
             replan = true;
@@ -802,7 +816,7 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     auto kernel = p.flags ? pick_experimental_backward<T, BackwardKernel<T, RMS>, Make>(p.ppt)
                           : pick_backward<T, BackwardKernel<T, RMS>, Make>(p.ppt, p.packed, p.mode == kWhole);
     if constexpr (CappedBackward<T, RMS>::registers > 0) {
-        if (capped_backward<T, RMS>(p)) {
+        if (capped_backward<T, RMS>(p, fast)) {
             kernel = norm_backward_capped_kernel<T, 2, RMS>;
             p.registers = CappedBackward<T, RMS>::registers;
         }

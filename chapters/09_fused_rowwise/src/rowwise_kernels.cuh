@@ -841,12 +841,16 @@ __device__ inline void reread_walk(const void *row, int64_t packs, uint64_t poli
         packs, [p, policy](uint32_t (&w)[4], int64_t at) { load16_hinted<SKIP_L1>(w, p + at, policy); }, visit);
 }
 
-// The S values r narrowed to a 16-byte pack and streamed to *dst (st.global.cs: no line of it is read again).
-template <typename T>
+// The S values r narrowed to a 16-byte pack and streamed to *dst (st.global.cs: no line of it is read again), or
+// STREAM false, stored plainly (st.global).
+template <typename T, bool STREAM = true>
 __device__ inline void stream_pack(uint4 *dst, const acc_t<T> (&r)[Pack<T>::size]) {
     uint32_t q[4];
     Bits<T>::put(q, r);
-    __stcs(dst, make_uint4(q[0], q[1], q[2], q[3]));
+    if constexpr (STREAM)
+        __stcs(dst, make_uint4(q[0], q[1], q[2], q[3]));
+    else
+        *dst = make_uint4(q[0], q[1], q[2], q[3]);
 }
 
 // Version 6's second walk: pack `at` of the output row is out(w, at, r), from pack `at` of the input row (its words

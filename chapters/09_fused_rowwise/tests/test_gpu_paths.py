@@ -839,8 +839,8 @@ def test_long_rows_take_the_switches_by_default(op, dtype):
     weight, LayerNorm's in blocks of 512), and the held weight and bias (norm forwards of 8 packs a thread: RMSNorm,
     float32 LayerNorm), unless tune says otherwise, where kernels are built for them (bfloat16, float32); float16
     runs without them. Forwards of 2^18 take 8 packs a thread in float32 and bfloat16; backward rows of 32768 take 16
-    blocks a row in the float32 norms and in bfloat16 RMSNorm (CappedBackward), the others 8. (Forward rows of 65536:
-    16-bit rows of 32768 fit one block of 1024 threads.)"""
+    blocks a row in the float32 norms and in bfloat16 RMSNorm, and in bfloat16 LayerNorm where the memory is fast
+    (CappedBackward), the others 8. (Forward rows of 65536: 16-bit rows of 32768 fit one block of 1024 threads.)"""
     if torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("thread-block clusters need compute capability 9.0")
     x = torch.empty(2, 32768, device="cuda", dtype=dtype)
@@ -858,7 +858,8 @@ def test_long_rows_take_the_switches_by_default(op, dtype):
         if backward or op == "layer_norm":
             assert "staged rows" not in text, text
         if backward:
-            sixteen = op != "softmax" and (dtype == torch.float32 or (dtype == torch.bfloat16 and op == "rms_norm"))
+            capped_bf16 = op == "rms_norm" or fast_memory()
+            sixteen = op != "softmax" and (dtype == torch.float32 or (dtype == torch.bfloat16 and capped_bf16))
             assert f"{16 if sixteen else 8} blocks per row" in text, text
     long = torch.empty(2, 1 << 18, device="cuda", dtype=dtype)
     text = describe(long, op, version=4)  # (version 0 takes 16-bit LayerNorm's rows of 2^18 to version 6's cluster)
@@ -918,6 +919,9 @@ CAPPED = [  # (op, dtype, n, blocks a row, threads a block, registers): norm_ker
     ("rms_norm", torch.bfloat16, 9000, 5, 128, 96),
     ("rms_norm", torch.bfloat16, 20000, 10, 128, 96),
     ("rms_norm", torch.bfloat16, 32768, 16, 128, 96),
+    ("layer_norm", torch.bfloat16, 9000, 5, 128, 96),  # where the memory is fast
+    ("layer_norm", torch.bfloat16, 20000, 10, 128, 96),
+    ("layer_norm", torch.bfloat16, 32768, 16, 128, 96),
 ]
 
 
@@ -926,12 +930,14 @@ CAPPED = [  # (op, dtype, n, blocks a row, threads a block, registers): norm_ker
 )
 def test_backward_rows_over_a_cluster_take_the_capped_kernel(op, dtype, n, blocks, threads, registers):
     """Backward rows over a cluster with the switches run the kernel under a register cap where CappedBackward has
-    one (float32: blocks of 256 at 80 registers; bfloat16 RMSNorm: blocks of 128 at 96), and only there: every row
-    that fits 16 of its blocks takes ceil(n / 2048) of them, also where its segments leave part of a block idle
-    (float32 rows of 4100 and 8500). The same dx bits as the kernels without the switches at the same blocks a row,
-    and dweight/dbias as a float64 reference has them."""
+    one (float32: blocks of 256 at 80 registers; bfloat16: blocks of 128 at 96, LayerNorm's where the memory is fast),
+    and only there: every row that fits 16 of its blocks takes ceil(n / 2048) of them, also where its segments leave
+    part of a block idle (float32 rows of 4100 and 8500). The same dx bits as the kernels without the switches at the
+    same blocks a row, and dweight/dbias as a float64 reference has them."""
     if torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("thread-block clusters need compute capability 9.0")
+    if op == "layer_norm" and dtype == torch.bfloat16 and not fast_memory():
+        pytest.skip("bfloat16 LayerNorm takes the cap only where the memory is fast (its H100 test is below)")
     rows = 400  # more rows than the grid has clusters: blocks walk a second row
     x = inputs((rows, n), dtype, "cuda", scale=2.0)
     w, b = params(n, dtype, "cuda")
@@ -1039,13 +1045,19 @@ def test_float32_norm_backward_rows_past_a_cluster_of_capped_blocks_take_the_spl
     check_gradients(op, x, w, b, dy)
 
 
-def test_bfloat16_layer_norm_backward_takes_no_cap():
-    """bfloat16 LayerNorm spills under 128 registers (CappedBackward has no cap for it): rows of 32768 keep 8 blocks
-    of 256 and the kernel under __launch_bounds__."""
+def test_bfloat16_layer_norm_backward_takes_the_cap_only_where_the_memory_is_fast():
+    """bfloat16 LayerNorm's backward rows over a cluster take the capped kernel where the memory is fast (H200: rows
+    of 32768 in 16 blocks of 128 at 96 registers); elsewhere (H100) they keep 8 blocks of n / 128 threads and the
+    kernel under __launch_bounds__, rows of 16384 included, whose blocks of 128 are the cap's size."""
     if torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("thread-block clusters need compute capability 9.0")
-    text = describe(torch.empty(4, 32768, device="cuda", dtype=torch.bfloat16), "layer_norm", backward=True)
-    assert "8 blocks per row" in text and "registers a thread" not in text, text
+    for n, old in ((32768, "8 blocks per row, 256-thread blocks"), (16384, "8 blocks per row, 128-thread blocks")):
+        text = describe(torch.empty(4, n, device="cuda", dtype=torch.bfloat16), "layer_norm", backward=True)
+        if fast_memory():
+            assert f"{n // 2048} blocks per row, 128-thread blocks" in text, text
+            assert "a kernel of 96 registers a thread" in text, text
+        else:
+            assert old in text and "registers a thread" not in text, text
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
