@@ -272,8 +272,8 @@ constexpr bool backward_fits_64() {
     return LAYOUT != kSingles && WHOLE && PPT * sizeof(Pack<T>) <= 32;
 }
 
-// SKIP_L1: x and dy are read past L1 (Slice::load).
-template <typename T, int PPT, int LAYOUT, bool WHOLE, bool RMS, bool EXP, bool SKIP_L1 = false>
+// SKIP_L1: x and dy are read past L1 (Slice::load). WORDS: a held 16-bit weight stays in words between rows (below).
+template <typename T, int PPT, int LAYOUT, bool WHOLE, bool RMS, bool EXP, bool SKIP_L1 = false, bool WORDS = false>
 __device__ __forceinline__ void norm_backward(const T *__restrict__ dy, const T *__restrict__ x,
                                               const T *__restrict__ w, const acc_t<T> *__restrict__ mean_in,
                                               const acc_t<T> *__restrict__ rstd_in, T *__restrict__ dx,
@@ -291,10 +291,11 @@ __device__ __forceinline__ void norm_backward(const T *__restrict__ dy, const T 
     if constexpr (EXP) open_mailbox<St>(c);  // experimental (rowwise_kernels.cuh)
     // The weight: a missing one reads as ones (one code path: g = dy w). Rows split over blocks hold it over the
     // rows; whole-row kernels read it pack by pack where they use it, twice a row (L1 hits), as the forward does:
-    // 8 registers fewer for 2 bf16 packs, what it takes to fit 64 with no spill. A held 16-bit weight is widened to
-    // float in each walk (refresh): left to itself, ptxas widens it once before the row loop and keeps the 16 floats
-    // of 2 bf16 packs live across every row instead of their 8 words, and bf16 LayerNorm then spilled under a cap of
-    // 96 (NOTES.md, "Forty-first pass").
+    // 8 registers fewer for 2 bf16 packs, what it takes to fit 64 with no spill. WORDS: the held weight is widened to
+    // float in each walk (refresh). Left to itself, ptxas widens it once before the row loop and keeps the 16 floats
+    // of 2 bf16 packs live across every row instead of their 8 words; bf16 LayerNorm then spilled under a cap of 96
+    // (CappedBackward). RMSNorm's capped kernel fits 96 without it, and measured 1.6 % slower with it at 4096 x 32768
+    // (forward+backward, H200; NOTES.md, "Forty-first pass").
     Sl wheld;
     auto weight_pack = [&](Sl &p, const T *wp, int k) {
         if (wp != nullptr) {
@@ -333,7 +334,7 @@ __device__ __forceinline__ void norm_backward(const T *__restrict__ dy, const T 
             [&] {
                 St s = St::empty();
                 Sl wv = wheld;
-                if constexpr (!WHOLE && sizeof(T) == 2) wv.refresh();  // widened here, not once before the row loop
+                if constexpr (WORDS) wv.refresh();  // widened here, not before the row loop
                 const T *wl = in_loop(w);
 #pragma unroll
                 for (int k = 0; k < Sl::K; ++k)
@@ -358,7 +359,7 @@ __device__ __forceinline__ void norm_backward(const T *__restrict__ dy, const T 
                 xv.refresh();
                 gv.refresh();
                 Sl wv = wheld;
-                if constexpr (!WHOLE && sizeof(T) == 2) wv.refresh();
+                if constexpr (WORDS) wv.refresh();
                 const T *wl = in_loop(w);
 #pragma unroll
                 for (int k = 0; k < Sl::K; ++k) {
@@ -416,21 +417,21 @@ __global__ void __launch_bounds__(kMaxBackwardThreads, min_blocks(backward_fits_
 // skip_l1: x and dy read past L1, for float32 RMSNorm only. H200, backward, % of the copy: RMSNorm 4096 x 32768 78.3
 // -> 86.2, 4369 x 30720 76.2 -> 83.6, 8192 x 16384 91.0 -> 92.8; with the same loads LayerNorm 4096 x 32768 73.1
 // -> 63.2 and bf16 RMSNorm 67.4 -> 67.1 (NOTES.md, "Thirtieth pass").
-// fast_only: the plan is taken only where the memory is fast.
+// words: norm_backward's WORDS. fast_only: the plan is taken only where the memory is fast.
 template <typename T, bool RMS>
 struct CappedBackward {
     static constexpr int threads = 0, registers = 0;  // none
-    static constexpr bool skip_l1 = false, fast_only = false;
+    static constexpr bool skip_l1 = false, words = false, fast_only = false;
 };
 template <bool RMS>
 struct CappedBackward<float, RMS> {
     static constexpr int threads = 256, registers = 80;
-    static constexpr bool skip_l1 = RMS, fast_only = false;
+    static constexpr bool skip_l1 = RMS, words = false, fast_only = false;
 };
 template <bool RMS>
 struct CappedBackward<__nv_bfloat16, RMS> {
     static constexpr int threads = 128, registers = 96;
-    static constexpr bool skip_l1 = false, fast_only = !RMS;
+    static constexpr bool skip_l1 = false, words = !RMS, fast_only = !RMS;
 };
 template <typename T, int PPT, bool RMS>
 __global__ void __maxnreg__((CappedBackward<T, RMS>::registers))
@@ -438,7 +439,7 @@ __global__ void __maxnreg__((CappedBackward<T, RMS>::registers))
                                 const acc_t<T> *__restrict__ mean_in, const acc_t<T> *__restrict__ rstd_in,
                                 T *__restrict__ dx, acc_t<T> *__restrict__ partial_w, acc_t<T> *__restrict__ partial_b,
                                 int64_t rows, int64_t n, Layout layout, Sums<acc_t<T>, RMS ? 1 : 2> *stats) {
-    norm_backward<T, PPT, kPacks, false, RMS, true, CappedBackward<T, RMS>::skip_l1>(
+    norm_backward<T, PPT, kPacks, false, RMS, true, CappedBackward<T, RMS>::skip_l1, CappedBackward<T, RMS>::words>(
         dy, x, w, mean_in, rstd_in, dx, partial_w, partial_b, rows, n, layout, stats);
 }
 // Whether a backward plan takes it (the launcher's `if constexpr` checks that the type and op have a cap): blocks of
