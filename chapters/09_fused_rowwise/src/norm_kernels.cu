@@ -407,11 +407,12 @@ __global__ void __launch_bounds__(kMaxBackwardThreads, min_blocks(backward_fits_
 //     measured the same capped or not.
 // norm_run gives every backward row over a cluster ceil(n / 2048) blocks of these sizes, up to 16.
 //   bfloat16 LayerNorm, where the memory is fast (device_fast_memory: the H200), blocks of 128 as for RMSNorm: 96
-//     registers, no spill, once its held weight stays in words (norm_backward); it spilled before, and measured slower
-//     on the H100 at 96 and at 80, so the H100 keeps its plan. H200, backward, % of the copy, 8 blocks a row of n /
-//     128 threads (n / 64 at 32768) -> these: rows of 12288 57.3 -> 62.4, 16384 59.3 -> 61.6, 20480 54.2 -> 57.6,
-//     24576 47.7 -> 53.5, 30720 51.0 -> 53.7, 32768 54.5 -> 54.5; blocks of 256 at 80 registers spilled 40 bytes
-//     and ran 5-15 % slower than either (NOTES.md, "Forty-first pass").
+//     registers, no spill, once its held weight stays in words (words: norm_backward's WORDS); it spilled before, and
+//     measured slower on the H100 at 96 and at 80, so the H100 keeps its plan. H200, backward, % of the copy, 8 blocks
+//     a row of n / 128 threads (n / 64 at 32768) -> these: rows of 12288 57.3 -> 62.4, 16384 59.3 -> 61.6, 20480
+//     54.2 -> 57.6, 24576 47.7 -> 53.5, 30720 51.0 -> 53.7, 32768 54.5 -> 54.5 (the bench's forward+backward there:
+//     65.5 -> 64.7); blocks of 256 at 80 registers spilled 40 bytes and ran 9-18 % slower than blocks of 128
+//     (NOTES.md, "Forty-first pass").
 // Not capped: blocks of 512 (rows of 2^18) hold one block an SM either way and measured slower capped (float32
 // RMSNorm at 80: 44 -> 40 %).
 // skip_l1: x and dy read past L1, for float32 RMSNorm only. H200, backward, % of the copy: RMSNorm 4096 x 32768 78.3
