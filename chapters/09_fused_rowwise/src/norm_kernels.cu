@@ -443,13 +443,18 @@ __global__ void __maxnreg__((CappedBackward<T, RMS>::registers))
     norm_backward<T, PPT, kPacks, false, RMS, true, CappedBackward<T, RMS>::skip_l1, CappedBackward<T, RMS>::words>(
         dy, x, w, mean_in, rstd_in, dx, partial_w, partial_b, rows, n, layout, stats);
 }
+// Whether this device takes the type's cap at all (`fast`: device_fast_memory's answer; fast_only).
+template <typename T, bool RMS>
+bool cap_here(bool fast) {
+    return fast || !CappedBackward<T, RMS>::fast_only;
+}
 // Whether a backward plan takes it (the launcher's `if constexpr` checks that the type and op have a cap): blocks of
 // more than half its threads and at most all of them, since a row's segments need not fill a block (float32 rows of
-// 8500 over 5 blocks: segments of 1700, blocks of 224). `fast`: device_fast_memory's answer.
+// 8500 over 5 blocks: segments of 1700, blocks of 224), on a device that takes it.
 template <typename T, bool RMS>
 bool capped_backward(const Plan &p, bool fast) {
-    using C = CappedBackward<T, RMS>;
-    return (fast || !C::fast_only) && p.flags && p.ppt == 2 && p.block <= C::threads && 2 * p.block > C::threads;
+    constexpr int threads = CappedBackward<T, RMS>::threads;
+    return cap_here<T, RMS>(fast) && p.flags && p.ppt == 2 && p.block <= threads && 2 * p.block > threads;
 }
 
 // ---- version 6 (RMSNorm forward) ---------------------------------------------------------------------------------
@@ -665,8 +670,7 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
     // (float32: a rule of shape_plan's, since removed; bf16 RMSNorm: this rule's first form, the H100's 85 -> 88-89 %
     // at 32768). The count: cluster_backward_blocks, which the softmax's rule asks too (softmax_run).
     if constexpr (CappedBackward<T, RMS>::threads > 0) {
-        const bool cap = fast || !CappedBackward<T, RMS>::fast_only;
-        const int64_t blocks = backward && !own.blocks_per_row && cap
+        const int64_t blocks = backward && !own.blocks_per_row && cap_here<T, RMS>(fast)
                                    ? cluster_backward_blocks<T>(p, n, CappedBackward<T, RMS>::threads)
                                    : 0;
         if (blocks >= 2 && blocks <= kMaxCluster && blocks != p.segments) {

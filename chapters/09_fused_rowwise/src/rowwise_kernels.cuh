@@ -38,6 +38,7 @@
 #include "course_launch.cuh"
 #define ROWWISE_WITH_CUDA_API
 #include "rowwise.h"
+#include "rowwise_device.h" /* RW_LOG2E */
 
 namespace rowwise {
 
@@ -566,7 +567,7 @@ __device__ inline const T *in_loop(const T *p) {
 
 // ---- math in the accumulation type -------------------------------------------------------------------------------
 __device__ inline float exp_acc(float x) {
-    return exp2f(x * 1.4426950408889634f);  // ex2.approx under --use_fast_math: the fast exp of the GPU
+    return exp2f(x * RW_LOG2E);  // ex2.approx under --use_fast_math: the fast exp of the GPU
 }
 __device__ inline double exp_acc(double x) {
     return exp(x);
@@ -841,10 +842,10 @@ __device__ inline void reread_walk(const void *row, int64_t packs, uint64_t poli
         packs, [p, policy](uint32_t (&w)[4], int64_t at) { load16_hinted<SKIP_L1>(w, p + at, policy); }, visit);
 }
 
-// The S values r narrowed to a 16-byte pack and streamed to *dst (st.global.cs: no line of it is read again), or
-// STREAM false, stored plainly (st.global).
+// The S values r narrowed to a 16-byte pack and stored to *dst: streamed (st.global.cs: no line of it is read again),
+// or with STREAM false a plain st.global.
 template <typename T, bool STREAM = true>
-__device__ inline void stream_pack(uint4 *dst, const acc_t<T> (&r)[Pack<T>::size]) {
+__device__ inline void store_pack(uint4 *dst, const acc_t<T> (&r)[Pack<T>::size]) {
     uint32_t q[4];
     Bits<T>::put(q, r);
     if constexpr (STREAM)
@@ -854,7 +855,7 @@ __device__ inline void stream_pack(uint4 *dst, const acc_t<T> (&r)[Pack<T>::size
 }
 
 // Version 6's second walk: pack `at` of the output row is out(w, at, r), from pack `at` of the input row (its words
-// w), narrowed from the S values r and streamed to memory (stream_pack).
+// w), narrowed from the S values r and streamed to memory (store_pack).
 template <int U, bool SKIP_L1 = false, typename T, typename Out>
 __device__ inline void reread_write(const T *in_row, T *out_row, int64_t packs, uint64_t policy, Out out) {
     uint4 *dst = reinterpret_cast<uint4 *>(out_row);
@@ -865,7 +866,7 @@ __device__ inline void reread_write(const T *in_row, T *out_row, int64_t packs, 
             const int64_t at = first + k * (int64_t)blockDim.x;
             acc_t<T> r[Pack<T>::size];
             out(w[k], at, r);
-            stream_pack<T>(dst + at, r);
+            store_pack<T>(dst + at, r);
         }
     });
 }
@@ -893,7 +894,7 @@ __device__ inline void reread_write_weight_first(const T *in_row, T *out_row, in
             if (k >= valid) continue;
             acc_t<T> r[Pack<T>::size];
             out(w[k], wv[k], r);
-            stream_pack<T>(dst + first + k * (int64_t)blockDim.x, r);
+            store_pack<T>(dst + first + k * (int64_t)blockDim.x, r);
         }
     });
 }

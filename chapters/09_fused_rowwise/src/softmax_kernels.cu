@@ -197,7 +197,7 @@ __global__ void __launch_bounds__(kMaxBackwardThreads)
 // randn * 4): 16-bit outputs the same but for about one value in ten thousand, by one unit; float32 ones differ in
 // their last bits, and are no further from float64 (largest relative error 2.5e-6, exp_acc's 3.9e-6).
 __device__ inline float exp_scaled(float x, float m_log2e) {
-    return exp2f(fmaf(x, 1.4426950408889634f, -m_log2e));
+    return exp2f(fmaf(x, RW_LOG2E, -m_log2e));
 }
 // max.bf16x2 / max.f16x2: the max of two pairs of 16-bit values, each half on its own (exact, as fmax).
 template <typename T>
@@ -236,7 +236,7 @@ __device__ inline MaxSum<acc_t<T>> step_max_sum(const uint32_t (&w)[U][4], int v
     A s = A(0);
     if (m != A(-INFINITY)) {
         if constexpr (SCALED) {
-            const A m_log2e = m * A(1.4426950408889634);
+            const A m_log2e = m * RW_LOG2E;
             RW_EACH(U, S) {
                 if (k < valid) s += exp_scaled(Bits<T>::get(w[k], j), m_log2e);
             }
@@ -308,7 +308,7 @@ __global__ void __launch_bounds__(1024)
             mine = merge(mine, step_max_sum<T, U, true>(w, valid));
         });
         const St total = reread_combine<CLUSTER>(reduce_group(mine, c, exchange, parity), c, parity);
-        const A inverse = A(1) / total.sum, max_log2e = total.max * A(1.4426950408889634);
+        const A inverse = A(1) / total.sum, max_log2e = total.max * RW_LOG2E;
         const int64_t next = row + c.slots;
         const uint4 *from = reinterpret_cast<const uint4 *>(x + next * n + c.seg_begin);
         uint4 *dst = reinterpret_cast<uint4 *>(y + row * n + c.seg_begin);
@@ -322,7 +322,7 @@ __global__ void __launch_bounds__(1024)
                 A v[S];
 #pragma unroll
                 for (int j = 0; j < S; ++j) v[j] = exp_scaled(Bits<T>::get(w[k], j), max_log2e) * inverse;
-                stream_pack<T, false>(dst + at, v);  // plain stores (the kernel's comment)
+                store_pack<T, false>(dst + at, v);  // plain stores (the kernel's comment)
             }
         });
     }
