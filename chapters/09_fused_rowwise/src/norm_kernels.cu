@@ -25,7 +25,9 @@
  *       memory is fast: fast_reread_choice), which loads the weight pack by pack: loaded first, as at 4, it spilled.
  *   layer_norm_reread_kernel        version 6, LayerNorm's forward the same way: the first walk's statistic is each
  *       thread's (count, mean, M2), each step's made by two passes over its values and merged with Chan's formula.
- *       Where a row, its weight and its bias overflow L1, x's loads skip L1 (SKIP_L1, reread_skips_l1).
+ *       Where a row, its weight and its bias overflow L1, x's loads skip L1 (SKIP_L1, reread_skips_l1). Blocks of
+ *       512 or 1024 with the weight and bias take its build for that block size (B: constant pack addresses, the
+ *       write walk's x, weight and bias loaded before its stores; layer_norm_built_for_block).
  *     Both (and the softmax's) also run a row over a cluster of blocks, each block walking its segment (reread_ctx):
  *     16-bit LayerNorm rows too long for a block per row to keep in L2 (kRereadSegmentBytes).
  * Weight and bias: the forward reads them pack by pack for each row where it uses them (L1 hits), so that a thread
@@ -496,7 +498,10 @@ __global__ void __launch_bounds__(1024)
         // Steps of 4 packs: the step's weight loaded first (rowwise_kernels.cuh). At 8, the 64 words of x and weight a
         // thread would hold spill under the 64 registers of a block of 1024 (100 bytes in float32): pack by pack.
         if constexpr (U == 4 && !CLUSTER) {
-            reread_write_weight_first<U, SKIP_L1>(in, y + row * n + c.seg_begin, packs, drop, weight, scale);
+            const uint4 *const vectors[1] = {weight};
+            reread_write_vectors_first<U, SKIP_L1, 0, 1, false>(
+                in, y + row * n + c.seg_begin, packs, drop, vectors,
+                [&](const uint32_t (&v)[4], const uint32_t (&vv)[1][4], A(&r)[S]) { scale(v, vv[0], r); });
         } else {
             reread_write<U, SKIP_L1>(in, y + row * n + c.seg_begin, packs, drop,
                                      [&](const uint32_t (&v)[4], int64_t at, A(&r)[S]) {
@@ -514,7 +519,15 @@ __global__ void __launch_bounds__(1024)
 // each step's (count, mean, M2) is made from the step's values in registers, two passes over them, and merged into
 // the thread's running triple with Chan's formula; the block merges the threads' triples once (reduce_group).
 // SKIP_L1: x's loads skip L1, which keeps the weight and bias (reread_skips_l1).
-template <typename T, int U, bool CLUSTER, bool SKIP_L1 = false>
+// B: 0, or the block size the kernel is built for (512 or 1024; the launcher's choice, layer_norm_built_for_block),
+// where the weight and bias are both there. Then every pack's address is a register plus a constant (walk_steps),
+// and the write walk loads its step's packs of x, the weight and the bias before its first store
+// (reread_write_vectors_first), as torch.compile's kernel does. float32, 4 packs a step, x past L1: 864 instructions
+// of machine code where the run-time build has 1192; in ncu at 4096 x 32768 the run-time build issued 124 M
+// instructions to torch.compile's 66 M, and waited on each pack's weight and bias before its store. H200, % of the
+// copy: 2-5 points faster (NOTES.md, "Forty-third pass"). Its 16-bit write walk takes 2 packs a step: at 4, 12 bytes
+// of spill.
+template <typename T, int U, bool CLUSTER, bool SKIP_L1 = false, int B = 0>
 __global__ void __launch_bounds__(1024)
     layer_norm_reread_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b,
                              T *__restrict__ y, acc_t<T> *__restrict__ mean_out, acc_t<T> *__restrict__ rstd_out,
@@ -522,6 +535,7 @@ __global__ void __launch_bounds__(1024)
     using A = acc_t<T>;
     using St = Moments<A>;
     constexpr int S = Pack<T>::size;
+    static_assert(B == 0 || !CLUSTER, "a build for a block size is a block a row");
     __shared__ Exchange<St> exchange;
     const Ctx c = reread_ctx<CLUSTER>(n, S);  // this block's rows and its segment of each
     if constexpr (CLUSTER) open_mailbox<St, kReread>(c);
@@ -533,7 +547,7 @@ __global__ void __launch_bounds__(1024)
     for (int64_t row = c.slot; row < rows; row += c.slots, parity ^= 1) {
         const T *in = x + row * n + c.seg_begin;
         St mine = St::empty();
-        reread_walk<U, SKIP_L1>(in, packs, keep, [&](const uint32_t (&v)[U][4], int valid, int64_t) {
+        reread_walk<U, SKIP_L1, B>(in, packs, keep, [&](const uint32_t (&v)[U][4], int valid, int64_t) {
             PerPack<U, A> sums(A(0));
             RW_EACH(U, S) {
                 if (k < valid) sums.add(k, Bits<T>::get(v[k], j));
@@ -551,19 +565,48 @@ __global__ void __launch_bounds__(1024)
         const St total = reread_combine<CLUSTER>(reduce_group(mine, c, exchange, parity), c, parity);
         const A mean = total.mean, rstd = rsqrt_acc(total.m2 / A(n) + eps);
         if (threadIdx.x == 0 && c.rank == 0) mean_out[row] = mean, rstd_out[row] = rstd;
-        reread_write<U, SKIP_L1>(
-            in, y + row * n + c.seg_begin, packs, drop, [&](const uint32_t (&v)[4], int64_t at, A(&r)[S]) {
-                uint32_t wv[4], bv[4];
-                param16(wv, weight, at);
-                param16(bv, bias, at);
+        if constexpr (B > 0) {
+            const uint4 *const vectors[2] = {weight, bias};
+            reread_write_vectors_first<sizeof(T) >= 4 ? U : (U + 1) / 2, SKIP_L1, B, 2, true>(
+                in, y + row * n, packs, drop, vectors,
+                [&](const uint32_t (&v)[4], const uint32_t (&vv)[2][4], A(&r)[S]) {
 #pragma unroll
-                for (int j = 0; j < S; ++j) {
-                    r[j] = (Bits<T>::get(v, j) - mean) * rstd * (weight ? Bits<T>::get(wv, j) : A(1));
-                    if (bias != nullptr) r[j] += Bits<T>::get(bv, j);
-                }
-            });
+                    for (int j = 0; j < S; ++j)
+                        r[j] = (Bits<T>::get(v, j) - mean) * rstd * Bits<T>::get(vv[0], j) + Bits<T>::get(vv[1], j);
+                });
+        } else {
+            reread_write<U, SKIP_L1>(
+                in, y + row * n + c.seg_begin, packs, drop, [&](const uint32_t (&v)[4], int64_t at, A(&r)[S]) {
+                    uint32_t wv[4], bv[4];
+                    param16(wv, weight, at);
+                    param16(bv, bias, at);
+#pragma unroll
+                    for (int j = 0; j < S; ++j) {
+                        r[j] = (Bits<T>::get(v, j) - mean) * rstd * (weight ? Bits<T>::get(wv, j) : A(1));
+                        if (bias != nullptr) r[j] += Bits<T>::get(bv, j);
+                    }
+                });
+        }
     }
     reread_finish<CLUSTER>(c);
+}
+
+// LayerNorm's version 6 built for blocks of 512 or 1024 threads (B), 4 packs a step, with the weight and bias; nullptr
+// for other blocks (the run-time build takes them). float64 has none: its rows are not in the bench, and the build
+// for each block would double its kernels.
+template <typename T>
+auto layer_norm_built_for_block(int block, bool skip_l1)
+    -> decltype(&layer_norm_reread_kernel<T, kRereadPacks, false>) {
+    if constexpr (sizeof(T) <= 4) {
+        if (block == 512)
+            return skip_l1 ? layer_norm_reread_kernel<T, kRereadPacks, false, true, 512>
+                           : layer_norm_reread_kernel<T, kRereadPacks, false, false, 512>;
+        if (block == 1024)
+            return skip_l1 ? layer_norm_reread_kernel<T, kRereadPacks, false, true, 1024>
+                           : layer_norm_reread_kernel<T, kRereadPacks, false, false, 1024>;
+    }
+    (void)block, (void)skip_l1;
+    return nullptr;
 }
 
 // ---- launchers ---------------------------------------------------------------------------------------------------
@@ -755,6 +798,11 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
                     if (p.skip_l1) kernel = rms_norm_reread_kernel<T, kRereadPacks, false, true>;
                 } else {
                     if (p.skip_l1) kernel = layer_norm_reread_kernel<T, kRereadPacks, false, true>;
+                    // Blocks of 512 or 1024 with the weight and bias: the build for that block size.
+                    if (a->w != nullptr && a->b != nullptr) {
+                        const auto built = layer_norm_built_for_block<T>(p.block, p.skip_l1);
+                        if (built != nullptr) kernel = built, p.built = true;
+                    }
                 }
             }
         }

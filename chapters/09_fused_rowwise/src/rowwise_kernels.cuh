@@ -792,10 +792,14 @@ __device__ inline void load16_hinted(uint32_t (&w)[4], const uint4 *p, uint64_t 
                      : "l"(p), "l"(policy));
 }
 
-// Pack `at` of a weight or bias that every row reads (L1 and L2 hits), or zeros where the vector is absent.
+// Pack `at` of a weight or bias that every row reads (L1 and L2 hits), or zeros where the vector is absent. PRESENT:
+// the kernel is built for the vector being there (no check).
+template <bool PRESENT = false>
 __device__ inline void param16(uint32_t (&w)[4], const uint4 *vec, int64_t at) {
-    w[0] = w[1] = w[2] = w[3] = 0;
-    if (vec == nullptr) return;
+    if constexpr (!PRESENT) {
+        w[0] = w[1] = w[2] = w[3] = 0;
+        if (vec == nullptr) return;
+    }
     const uint4 q = __ldg(vec + at);
     w[0] = q.x, w[1] = q.y, w[2] = q.z, w[3] = q.w;
 }
@@ -810,9 +814,11 @@ __device__ inline void param16(uint32_t (&w)[4], const uint4 *vec, int64_t at) {
 // H100 (NOTES.md, "Fourteenth pass"): with a check on every pack, LayerNorm at 4096 x 32768 ran at 94.3 % (bf16) and
 // 92.0 % (float32) of the copy; without, 97.2 and 93.3. Loading the next step before folding this one gained 0.6
 // points at most and cost the bf16 softmax 1-2: not done.
-template <int U, typename Load, typename Visit>
+// B: the block size of a kernel built for one (else 0: blockDim.x). A step's packs then lie at constant distances
+// (u B 16 bytes) from its first, so each load's address is one register plus a constant (layer_norm_reread_kernel).
+template <int U, int B = 0, typename Load, typename Visit>
 __device__ inline void walk_steps(int64_t packs, Load load, Visit visit) {
-    const int64_t step = (int64_t)blockDim.x;
+    const int64_t step = B > 0 ? (int64_t)B : (int64_t)blockDim.x;
     const int64_t full = packs - (U - 1) * step;  // a step starting below `full` lies inside the row
     int64_t first = threadIdx.x;
     for (; first < full; first += U * step) {
@@ -835,10 +841,10 @@ __device__ inline void walk_steps(int64_t packs, Load load, Visit visit) {
         visit(w, valid, first);
     }
 }
-template <int U, bool SKIP_L1 = false, typename Visit>
+template <int U, bool SKIP_L1 = false, int B = 0, typename Visit>
 __device__ inline void reread_walk(const void *row, int64_t packs, uint64_t policy, Visit visit) {
     const uint4 *p = static_cast<const uint4 *>(row);
-    walk_steps<U>(
+    walk_steps<U, B>(
         packs, [p, policy](uint32_t (&w)[4], int64_t at) { load16_hinted<SKIP_L1>(w, p + at, policy); }, visit);
 }
 
@@ -871,30 +877,36 @@ __device__ inline void reread_write(const T *in_row, T *out_row, int64_t packs, 
     });
 }
 
-// RMSNorm's second walk in steps of 4 packs: the same, with the step's weight packs all loaded before its first value
-// is computed (out(w, wv, r): wv, the weight's words, zero where it is absent), as the step's row packs are
-// (reread_walk), not each beside its store. Each load waited for in turn costs a block its latency once a pack; a
-// block of 1024 (one an SM) has no other block's loads to hide it. H200, % of the copy, pack by pack -> weight first
-// (NOTES.md, "Thirty-fourth pass"): bf16 4096 x 32768 in blocks of 512 87.5 -> 95.8, 2048 x 65536 (1024) 76.0 -> 82.8,
-// float32 4096 x 32768 (1024) 90.7 -> 92.4. Not taken: LayerNorm (its weight and bias first: -2.9 to +3.5 by row),
-// steps of 2 packs (RMSNorm bf16 4096 x 24576: 92.0 -> 85.6), the cluster build (LayerNorm's spilled).
-template <int U, bool SKIP_L1, typename T, typename Out>
-__device__ inline void reread_write_weight_first(const T *in_row, T *out_row, int64_t packs, uint64_t policy,
-                                                 const uint4 *weight, Out out) {
+// Version 6's second walk with the step's packs of the V vectors (RMSNorm's weight; LayerNorm's weight and bias) all
+// loaded before its first value is computed (out(w, vv, r): vv[i], vector i's words, zero where it is absent), as the
+// step's row packs are (reread_walk), not each beside its store. Each load waited for in turn costs a block its
+// latency once a pack; a block of 1024 (one an SM) has no other block's loads to hide it. PRESENT: every vector is
+// there (the kernel is built for it). B: as walk_steps'.
+// RMSNorm's plain build at 4 packs a step, H200, % of the copy, pack by pack -> weight first (NOTES.md, "Thirty-fourth
+// pass"): bf16 4096 x 32768 in blocks of 512 87.5 -> 95.8, 2048 x 65536 (1024) 76.0 -> 82.8, float32 4096 x 32768
+// (1024) 90.7 -> 92.4. Not taken there: steps of 2 packs (RMSNorm bf16 4096 x 24576: 92.0 -> 85.6), the cluster build
+// (LayerNorm's spilled). LayerNorm's weight and bias first measured -2.9 to +3.5 by row in its run-time build, but
+// gained 2-5 points in its build for a block size (layer_norm_reread_kernel; NOTES.md, "Forty-third pass").
+template <int U, bool SKIP_L1, int B, int V, bool PRESENT, typename T, typename Out>
+__device__ inline void reread_write_vectors_first(const T *in_row, T *out_row, int64_t packs, uint64_t policy,
+                                                  const uint4 *const (&vec)[V], Out out) {
     uint4 *dst = reinterpret_cast<uint4 *>(out_row);
-    reread_walk<U, SKIP_L1>(in_row, packs, policy, [&](const uint32_t (&w)[U][4], int valid, int64_t first) {
-        uint32_t wv[U][4];
+    const int64_t step = B > 0 ? (int64_t)B : (int64_t)blockDim.x;
+    reread_walk<U, SKIP_L1, B>(in_row, packs, policy, [&](const uint32_t (&w)[U][4], int valid, int64_t first) {
+        uint32_t vv[U][V][4];
 #pragma unroll
-        for (int k = 0; k < U; ++k) {
-            wv[k][0] = wv[k][1] = wv[k][2] = wv[k][3] = 0;
-            if (k < valid) param16(wv[k], weight, first + k * (int64_t)blockDim.x);
-        }
+        for (int i = 0; i < V; ++i)
+#pragma unroll
+            for (int k = 0; k < U; ++k) {
+                vv[k][i][0] = vv[k][i][1] = vv[k][i][2] = vv[k][i][3] = 0;
+                if (k < valid) param16<PRESENT>(vv[k][i], vec[i], first + k * step);
+            }
 #pragma unroll
         for (int k = 0; k < U; ++k) {
             if (k >= valid) continue;
             acc_t<T> r[Pack<T>::size];
-            out(w[k], wv[k], r);
-            store_pack<T>(dst + first + k * (int64_t)blockDim.x, r);
+            out(w[k], vv[k], r);
+            store_pack<T>(dst + first + k * step, r);
         }
     });
 }
@@ -1483,6 +1495,7 @@ struct Plan {
     int held = 0;              // HOLD_PARAMS: the vectors each thread holds in shared memory (weight, bias)
     bool fixed = false;        // whole rows that fill their group exactly: the kernel built for this length (fixed_ctx)
     bool skip_l1 = false;      // version 6: x's loads skip L1, left to the weight and bias (reread_skips_l1)
+    bool built = false;        // version 6: LayerNorm's kernel built for its block size (layer_norm_built_for_block)
     size_t held_bytes = 0;     // version 6 with HELD: the bytes of a block's segment, held in its shared memory
 };
 
@@ -2275,8 +2288,9 @@ inline void describe(const Plan &p, char *text, size_t bytes) {
     if (p.mode == kReread) {
         snprintf(text, bytes,
                  "reread: a %d-thread block per row walks it twice (the second time from L2), %d packs of 16 bytes "
-                 "per thread a step%s, %lld blocks",
-                 p.block, p.ppt, p.skip_l1 ? " (x past L1, leaving it to the parameters)" : "", (long long)p.grid);
+                 "per thread a step%s%s, %lld blocks",
+                 p.block, p.ppt, p.skip_l1 ? " (x past L1, leaving it to the parameters)" : "",
+                 p.built ? ", built for its block size" : "", (long long)p.grid);
         return;
     }
     static const char *names[] = {"registers", "cluster", "split", "split"};

@@ -370,6 +370,30 @@ def test_held_rows_that_do_not_fit_shared_memory_are_a_value_error():
     assert "copying" not in describe(x, "softmax", version=4, tune=[0, 0, 0, 1, 64])
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16, torch.float64], ids=str)
+def test_reread_layer_norm_built_for_its_block_size(dtype, small):
+    """LayerNorm's version 6 in blocks of 512 or 1024 threads at 4 packs a step, with the weight and bias, runs the
+    kernel built for that block size (layer_norm_built_for_block: every pack at a constant distance, the write walk's
+    vectors loaded before its stores): rows of fewer packs than threads (8), of part of a step (1000), a step and a
+    half (12296), whole steps (32768), with a block a row and with blocks that walk the rows (waves: 1), against
+    float64 and with every element written. float64, other blocks and a missing bias take the run-time build."""
+    built = dtype != torch.float64
+    for n in (8, 1000, 12296) if small else (8, 1000, 12296, 32768):
+        x = inputs((rows_for(n, small), n), dtype, "cuda", scale=3.0) + 4.0  # a mean far from 0
+        w, b = params(n, dtype, "cuda")
+        for tune in ([512, 4, 0], [1024, 4, 0], [1024, 4, 0, 1]):
+            text = describe(x, "layer_norm", version=6, tune=tune)
+            assert ("built for its block size" in text) == built, text
+            check_reread("layer_norm", x, w, b, tune)
+    x = inputs((4, 12296), dtype, "cuda")
+    w, b = params(12296, dtype, "cuda")
+    assert "built for" not in describe(x, "layer_norm", version=6, tune=[256, 4, 0])
+    assert "built for" not in describe(x, "layer_norm", version=6, tune=[512, 2, 0])
+    y = layer_norm(x, w, None, 1e-5, version=6, tune=[512, 4, 0])  # the run-time build: no bias
+    rtol, atol = TOL[dtype]
+    torch.testing.assert_close(y.double().cpu(), reference("layer_norm", x, w, None, 1e-5), rtol=rtol, atol=4 * atol)
+
+
 def test_reread_without_a_weight_with_gradients_and_tuned_blocks():
     x = inputs((33, 20000), torch.float32, "cuda").requires_grad_()
     w = params(20000, torch.float32, "cuda")[0].requires_grad_()
@@ -415,7 +439,7 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
     clusters = torch.cuda.get_device_capability()[0] >= 9
     # "half of L2": rows (a dtype and a length) that take blocks of 512 only because the memory is fast
     names = ("rms_norm", "layer_norm", "softmax", "over a cluster", "past L1", "fast memory", "half of L2", "wide")
-    names += ("held",)
+    names += ("held", "built")
     taken = dict.fromkeys(names, 0)
     for dtype in (torch.bfloat16, torch.float16, torch.float32):
         size = torch.tensor([], dtype=dtype).element_size()
@@ -467,6 +491,11 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
                 text = describe(x, op)
                 reread = expected or over or fast_plan is not None or held_block or held_cluster
                 assert text.startswith("reread: ") == reread, (op, dtype, n, text)
+                # LayerNorm's block a row of 512 or 1024 threads at 4 packs a step: its build for that block size
+                built = op == "layer_norm" and re.match(r"reread: a (512|1024)-thread block per row walks", text)
+                built = bool(built) and "4 packs of 16 bytes per thread a step" in text
+                assert ("built for its block size" in text) == built, text
+                taken["built"] += built
                 if held_block:
                     assert text.startswith("reread: a 512-thread block per row, copying it into shared"), text
                 if held_cluster:
@@ -511,6 +540,7 @@ def test_version_0_picks_version_6_where_the_rows_in_flight_fit_l2():
         assert taken["fast memory"] == 17, taken
         assert taken["half of L2"] >= 1, taken  # float32 rows of 24576 (96 KB): blocks of 512
         assert taken["wide"] == 1, taken  # the float32 softmax's rows of 32768
+        assert taken["built"] >= 4, taken  # LayerNorm's rows of 16384-32768 (float32), 32768 (16-bit)
 
 
 @pytest.mark.parametrize("tune", [[128, 2, 0], [512, 4, 0], [0, 0, 3], [0, 0, 3, 1], [0, 0, 3, 1000], [256, 2, 0, 1]])
