@@ -522,11 +522,11 @@ __global__ void __launch_bounds__(1024)
 // B: 0, or the block size the kernel is built for (512 or 1024; the launcher's choice, layer_norm_built_for_block),
 // where the weight and bias are both there. Then every pack's address is a register plus a constant (walk_steps),
 // and the write walk loads its step's packs of x, the weight and the bias before its first store
-// (reread_write_vectors_first), as torch.compile's kernel does. float32, 4 packs a step, x past L1: 864 instructions
+// (reread_write_vectors_first), as torch.compile's kernel does. float32, 4 packs a step, x past L1: 832 instructions
 // of machine code where the run-time build has 1192; in ncu at 4096 x 32768 the run-time build issued 124 M
 // instructions to torch.compile's 66 M, and waited on each pack's weight and bias before its store. H200, % of the
-// copy: 2-5 points faster (NOTES.md, "Forty-third pass"). Its 16-bit write walk takes 2 packs a step: at 4, 12 bytes
-// of spill.
+// copy: bf16 4-6 points faster, float32 1-2 (NOTES.md, "Forty-third pass"). Its 16-bit write walk takes 2 packs a
+// step: at 4, 12 bytes of spill.
 template <typename T, int U, bool CLUSTER, bool SKIP_L1 = false, int B = 0>
 __global__ void __launch_bounds__(1024)
     layer_norm_reread_kernel(const T *__restrict__ x, const T *__restrict__ w, const T *__restrict__ b,
@@ -798,8 +798,9 @@ cudaError_t norm_run(int backward, int version, const rowwise_args *a, const row
                     if (p.skip_l1) kernel = rms_norm_reread_kernel<T, kRereadPacks, false, true>;
                 } else {
                     if (p.skip_l1) kernel = layer_norm_reread_kernel<T, kRereadPacks, false, true>;
-                    // Blocks of 512 or 1024 with the weight and bias: the build for that block size.
-                    if (a->w != nullptr && a->b != nullptr) {
+                    // Blocks of 512 or 1024 with the weight and bias: the build for that block size (its walk
+                    // counts packs in 32 bits).
+                    if (a->w != nullptr && a->b != nullptr && n <= (int64_t(1) << 30)) {
                         const auto built = layer_norm_built_for_block<T>(p.block, p.skip_l1);
                         if (built != nullptr) kernel = built, p.built = true;
                     }
