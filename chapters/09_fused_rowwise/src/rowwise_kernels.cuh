@@ -890,7 +890,7 @@ __device__ inline void reread_write(const T *in_row, T *out_row, int64_t packs, 
 // pass"): bf16 4096 x 32768 in blocks of 512 87.5 -> 95.8, 2048 x 65536 (1024) 76.0 -> 82.8, float32 4096 x 32768
 // (1024) 90.7 -> 92.4. Not taken there: steps of 2 packs (RMSNorm bf16 4096 x 24576: 92.0 -> 85.6), the cluster build
 // (LayerNorm's spilled). LayerNorm's weight and bias first measured -2.9 to +3.5 by row in its run-time build, but
-// gained 2-5 points in its build for a block size (layer_norm_reread_kernel; NOTES.md, "Forty-third pass").
+// gained 1-6 points in its build for a block size (layer_norm_reread_kernel; NOTES.md, "Forty-third pass").
 template <int U, bool SKIP_L1, int B, int V, bool PRESENT, typename T, typename Out>
 __device__ inline void reread_write_vectors_first(const T *in_row, T *out_row, int64_t packs, uint64_t policy,
                                                   const uint4 *const (&vec)[V], Out out) {
