@@ -568,7 +568,7 @@ __global__ void __launch_bounds__(1024)
         if constexpr (B > 0) {
             const uint4 *const vectors[2] = {weight, bias};
             reread_write_vectors_first<sizeof(T) >= 4 ? U : (U + 1) / 2, SKIP_L1, B, 2, true>(
-                in, y + row * n, packs, drop, vectors,
+                in, y + row * n + c.seg_begin, packs, drop, vectors,
                 [&](const uint32_t (&v)[4], const uint32_t (&vv)[2][4], A(&r)[S]) {
 #pragma unroll
                     for (int j = 0; j < S; ++j)
