@@ -13,7 +13,10 @@ log=$1
 shift
 chapters=("$@")
 python=${PYTHON:-python3}
-step_timeout=${GPU_CHECK_STEP_TIMEOUT:-300}
+# A step (one chapter's tests, say) that runs past this is stopped and marked FAILED, so that a stalled test cannot
+# take the whole call. Chapter 09's tests took 320 s beside its sanitizer runs on the H200 (2026-12-01): 480 s
+# leaves room and still ends a call of build + tests well inside a device command's 10 minutes.
+step_timeout=${GPU_CHECK_STEP_TIMEOUT:-480}
 steps=" ${STEPS:-test sanitize bench} "  # any of: test sanitize bench (the build always runs)
 # Each step is a make or pytest of its own: none should inherit the calling make's variables and jobserver (make
 # also exports its command-line variables, LOG_DIR among them, to the environment).

@@ -31,6 +31,20 @@ def find_cuobjdump() -> str | None:
     return next((c for c in candidates if c and os.access(c, os.X_OK)), None)
 
 
+def second_torch_python() -> Path:
+    """The python of the venv with the second torch, which `make test` makes first; a skip where this machine cannot
+    get that torch at all (`make test` wrote why into build/second-torch.txt: the course's GPU machine reaches no
+    package index). Without that file (pytest run by hand, before any `make test`) it is a failure, not a skip."""
+    state = CHAPTER / "build/second-torch.txt"
+    assert state.exists(), "no second torch: run make test (it makes build/venv-torch-2.13.0 first)"
+    answer = state.read_text().strip()
+    if answer.startswith("unavailable: "):
+        pytest.skip(answer.removeprefix("unavailable: "))
+    python = Path(answer.removeprefix("ready: "))
+    assert python.exists(), f"{state} names {python}, which does not exist: run make test"
+    return python
+
+
 @pytest.fixture(scope="session")
 def wheel() -> Path:
     wheels = sorted(DIST.glob("*.whl"))

@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import CHAPTER
+from conftest import CHAPTER, second_torch_python
 
 BUILD = CHAPTER / "build"
 COURSE_TORCH = torch.__version__.split("+")[0]
-OTHER_PYTHON = next(BUILD.glob("venv-torch-*/bin/python"), None)
 
 
 def import_in(python, folder, module):
@@ -26,7 +25,6 @@ def import_in(python, folder, module):
 def ordinary():
     folder = BUILD / f"pitfall-torch-{COURSE_TORCH}"
     assert list(folder.glob("square_bias_ordinary.cpython-*.so")), f"{folder}: run make build"
-    assert OTHER_PYTHON is not None, "no second torch: run make test (it makes build/venv-torch-2.13.0 first)"
     return folder
 
 
@@ -41,7 +39,7 @@ def test_the_ordinary_build_fails_under_the_other_torch(ordinary):
     libc10_cuda.so and libtorch_cuda.so among them (a CUDA build of torch), by name; a CPU build of torch has
     neither. Even where the libraries exist, nothing checks that the C++ symbols and class layouts match: see
     test_nothing_checks_the_cpp_symbols."""
-    result = import_in(OTHER_PYTHON, ordinary, "square_bias_ordinary")
+    result = import_in(second_torch_python(), ordinary, "square_bias_ordinary")
     assert result.returncode != 0
     last = result.stderr.strip().splitlines()[-1]
     assert re.fullmatch(
