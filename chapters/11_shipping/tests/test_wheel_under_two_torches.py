@@ -9,14 +9,16 @@ import subprocess
 
 from conftest import CHAPTER, second_torch_python
 
+# The calling make's flags and jobserver stay out of these runs of make.
+ENV = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+
 
 def run_legs(legs: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
     result = subprocess.run(
         ["make", "--no-print-directory", "-C", str(CHAPTER), "test-wheel", f"TEST_WHEEL_LEGS={legs}"],
         capture_output=True,
         text=True,
-        env=env,
+        env=ENV,
         timeout=1200,
     )
     print(result.stdout[-6000:])
@@ -42,6 +44,7 @@ def test_make_test_wheel_runs_every_leg_by_default():
         ["make", "--no-print-directory", "-n", "-C", str(CHAPTER), "test-wheel"],
         capture_output=True,
         text=True,
+        env=ENV,
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
