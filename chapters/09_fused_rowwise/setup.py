@@ -9,14 +9,17 @@ sys.path.insert(0, str(HERE.parents[1] / "common"))
 from course.build import setup_extension  # noqa: E402
 
 # online_softmax.h (the exercise file) is included as <online_softmax.h>: under EXERCISE=1 setup_extension puts
-# exercises/ first on the include path. The kernels are three .cu files so that ninja compiles them side by side.
+# exercises/ first on the include path. One file per rung family, so that ninja compiles them side by side.
 setup_extension(
     "rowwise",
     sources=[
         "src/rowwise_binding.cpp",
-        "src/softmax_kernels.cu",
-        "src/norm_kernels.cu",
-        "src/rowwise_launch.cu",
+        "src/rowwise_plan.cu",
+        "src/softmax_1_naive.cu",
+        "src/softmax_2_warp.cu",
+        "src/softmax.cu",
+        "src/norm_forward.cu",
+        "src/norm_backward.cu",
     ],
     cuda=True,
     include_dirs=[str(HERE / "src")],

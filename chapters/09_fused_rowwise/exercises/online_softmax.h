@@ -1,7 +1,7 @@
 /*
  * online_softmax.h — EXERCISE COPY of src/online_softmax.h: the per-lane logic of the warp-per-row softmax
- * (version 2). Fill in the three bodies marked TODO, then `EXERCISE=1 make test`: tests/test_emulation.py runs your
- * code on the CPU with one POSIX thread per lane (no GPU needed); on a GPU the version-2 kernel runs it for real.
+ * (rung 2). Fill in the three bodies marked TODO, then `EXERCISE=1 make test`: tests/test_emulation.py runs your
+ * code on the CPU with one POSIX thread per lane (no GPU needed); on a GPU the rung-2 kernel runs it for real.
  *
  * softmax(x)_i = exp(x_i - m) / s with m = max(x), s = sum_j exp(x_j - m). A pair (m, s) summarizes any part of a
  * row: s is that part's sum of exp(x_j - m) for its own max m. Two pairs merge into the pair of both parts by

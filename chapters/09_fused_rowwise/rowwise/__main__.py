@@ -1,5 +1,5 @@
 """The chapter's demo (`make run`): the three ops on the CPU against torch, the online softmax's per-lane logic
-emulated on the CPU, then every GPU version at one shape (skipped with a message when there is no GPU)."""
+emulated on the CPU, then every rung of the GPU ladder at one shape (skipped with a message when there is no GPU)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def cpu_part() -> None:
 
 
 def gpu_part() -> None:
-    print("\n== every version on the GPU: 4096 x 4096 bf16 softmax ==")
+    print("\n== every rung on the GPU: 4096 x 4096 bf16 softmax ==")
     from course.timing import bandwidth_gbs, time_cuda
 
     x = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
@@ -56,22 +56,22 @@ def gpu_part() -> None:
     dst = torch.empty_like(x)
     copy = time_cuda(lambda: dst.copy_(x), repeat=20)
     print(f"  device copy {copy.median_us:8.1f} us  {bandwidth_gbs(bytes_moved, copy.median_ms):7.0f} GB/s")
-    for version in RUNGS:
-        t = time_cuda(lambda v=version: softmax(x, version=v), repeat=20)
-        err = error(softmax(x, version=version), expected)
+    for rung in RUNGS:
+        t = time_cuda(lambda r=rung: softmax(x, rung=r), repeat=20)
+        err = error(softmax(x, rung=rung), expected)
         print(
-            f"  version {version} ({describe(x, 'softmax', version=version)[:40]:40}) {t.median_us:8.1f} us  "
+            f"  {describe(x, 'softmax', rung=rung)[:48]:48} {t.median_us:8.1f} us  "
             f"{bandwidth_gbs(bytes_moved, t.median_ms):7.0f} GB/s  error {err:.1e}"
         )
     t = time_cuda(lambda: torch.softmax(x, -1), repeat=20)
-    print(f"  torch.softmax               {t.median_us:8.1f} us  {bandwidth_gbs(bytes_moved, t.median_ms):7.0f} GB/s")
+    print(f"  {'torch.softmax':48} {t.median_us:8.1f} us  {bandwidth_gbs(bytes_moved, t.median_ms):7.0f} GB/s")
 
 
 def main() -> None:
     cpu_part()
     reason = gpu_skip_reason()
     if reason:
-        print(f"\n[skipped: every version on the GPU — {reason}]")
+        print(f"\n[skipped: every rung on the GPU — {reason}]")
         return
     gpu_part()
 

@@ -1,13 +1,15 @@
-"""The per-lane logic of the warp-per-row softmax (src/online_softmax.h, or exercises/online_softmax.h under
-EXERCISE=1), run on the CPU.
+"""The chapter's two exercise files, run on the CPU: the per-lane logic of the warp-per-row softmax
+(src/online_softmax.h) and the two-stage dweight sums (src/two_stage.h), or the student's copies in exercises/ under
+EXERCISE=1.
 
-build/libonline_softmax_emulate-<variant>.so compiles that header as plain C and runs it with one POSIX thread per
-lane of a warp (src/online_softmax_emulate.c), so the exercise is checked on a machine without a GPU.
+build/librowwise_emulate-<variant>.so compiles those headers as plain C (src/rowwise_emulate.c): the softmax with one
+POSIX thread per lane of a warp, the dweight with one thread per row group, so both are checked without a GPU.
 
     softmax(x)              the warp-per-row softmax of a 2-D float32 array, one warp walking the rows
     combine(maxes, sums)    rw_warp_combine over 32 lanes' (max, sum) pairs: every lane's answer
     add(pair, x)            rw_online_add: a pair with one more element
     merge(a, b)             rw_merge: the pair of two parts
+    dweight(products, groups)   the column sums of a 2-D float32 array in two stages: (result, partial rows)
 """
 
 from __future__ import annotations
@@ -26,11 +28,19 @@ _float_p = ctypes.POINTER(ctypes.c_float)
 def _library() -> ctypes.CDLL:
     global _lib
     if _lib is None:
-        _lib = load_c_library(CHAPTER_DIR, "libonline_softmax_emulate")
+        _lib = load_c_library(CHAPTER_DIR, "librowwise_emulate")
         _lib.rw_emulate_softmax.argtypes = [_float_p, _float_p, ctypes.c_int64, ctypes.c_int64]
         _lib.rw_emulate_combine.argtypes = [_float_p, _float_p, ctypes.c_int, _float_p, _float_p]
         _lib.rw_emulate_add.argtypes = [ctypes.c_float] * 3 + [_float_p, _float_p]
         _lib.rw_emulate_merge.argtypes = [ctypes.c_float] * 4 + [_float_p, _float_p]
+        _lib.rw_emulate_dweight.argtypes = [
+            _float_p,
+            ctypes.c_int64,
+            ctypes.c_int64,
+            ctypes.c_int64,
+            _float_p,
+            _float_p,
+        ]
     return _lib
 
 
@@ -75,3 +85,16 @@ def merge(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]
     m, s = ctypes.c_float(), ctypes.c_float()
     _check(_library().rw_emulate_merge(a[0], a[1], b[0], b[1], ctypes.byref(m), ctypes.byref(s)), "merge")
     return m.value, s.value
+
+
+def dweight(products, groups: int) -> tuple[np.ndarray, np.ndarray]:
+    products = np.ascontiguousarray(products, dtype=np.float32)
+    if products.ndim != 2:
+        raise ValueError(f"products must be 2-D (rows, n), got shape {products.shape}")
+    rows, n = products.shape
+    partials = np.full((groups, n), np.nan, np.float32)
+    out = np.full(n, np.nan, np.float32)
+    _check(
+        _library().rw_emulate_dweight(_pointer(products), rows, n, groups, _pointer(partials), _pointer(out)), "dweight"
+    )
+    return out, partials

@@ -8,31 +8,28 @@ fake (shape-only) implementations that torch.compile and meta tensors use, and t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import torch
 from course.build import import_extension
 
 _C = import_extension("rowwise")  # registers torch.ops.rowwise.*
 
 DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
-VERSIONS = range(0, 7)
+BEST = -1  # the top rung this GPU runs: 5 where thread-block clusters exist (sm_90), else 4
 RUNGS = {
-    0: "auto: the best version for the shape",
-    1: "naive: a block per row, three passes over the row (softmax forward)",
-    2: "warp online: a warp per row, online (max, sum), two passes (softmax forward)",
-    3: "registers: the row held in registers, one read and one write",
-    4: "cluster: a row over a thread-block cluster, statistics through DSMEM (sm_90)",
-    5: "split: a row over blocks, statistics through global memory, two launches",
-    6: "reread: a block per row walks it twice, the second time from L2 (forwards)",
+    1: "naive: a block per row, three passes over global memory (softmax forward)",
+    2: "warp: a warp per row, the online (max, sum), x read twice (softmax forward)",
+    3: "registers: the row held in registers in 16-byte packs, one read and one write; rows that fit a block",
+    4: "split: + rows longer than a block over several blocks, statistics through global memory, two launches",
+    5: "cluster: + those blocks as a thread-block cluster, statistics through its shared memory (sm_90)",
 }
 
 _ops = torch.ops.rowwise
 
 
-def softmax(x: torch.Tensor, *, version: int = 0, tune: Sequence[int] = ()) -> torch.Tensor:
-    """softmax over the last dimension, like torch.softmax(x, -1). Differentiable."""
-    return _ops.softmax(x, version, list(tune))
+def softmax(x: torch.Tensor, *, rung: int = BEST) -> torch.Tensor:
+    """softmax over the last dimension, like torch.softmax(x, -1). Differentiable. On a GPU `rung` picks a kernel
+    of the ladder (RUNGS; -1, the default, the top rung the GPU runs)."""
+    return _ops.softmax(x, rung)
 
 
 def layer_norm(
@@ -41,12 +38,11 @@ def layer_norm(
     bias: torch.Tensor | None = None,
     eps: float = 1e-5,
     *,
-    version: int = 0,
-    tune: Sequence[int] = (),
+    rung: int = BEST,
 ) -> torch.Tensor:
     """LayerNorm over the last dimension, like F.layer_norm(x, x.shape[-1:], weight, bias, eps). Differentiable in
     x, weight and bias."""
-    return _ops.layer_norm(x, weight, bias, eps, version, list(tune))[0]
+    return _ops.layer_norm(x, weight, bias, eps, rung)[0]
 
 
 def rms_norm(
@@ -54,19 +50,19 @@ def rms_norm(
     weight: torch.Tensor | None = None,
     eps: float | None = None,
     *,
-    version: int = 0,
-    tune: Sequence[int] = (),
+    rung: int = BEST,
 ) -> torch.Tensor:
     """RMSNorm over the last dimension, like F.rms_norm(x, x.shape[-1:], weight, eps); eps=None means
     torch.finfo(x.dtype).eps, as there. Differentiable in x and weight."""
     if eps is None:
         eps = torch.finfo(x.dtype).eps if isinstance(x, torch.Tensor) and x.dtype.is_floating_point else 1e-6
-    return _ops.rms_norm(x, weight, eps, version, list(tune))[0]
+    return _ops.rms_norm(x, weight, eps, rung)[0]
 
 
-def describe(x: torch.Tensor, op: str, *, backward: bool = False, version: int = 0, tune: Sequence[int] = ()) -> str:
-    """The launch the op would make for x on its device, e.g. "registers: 128 threads per row, ..."."""
-    return _ops.describe(x, op, backward, version, list(tune))
+def describe(x: torch.Tensor, op: str, *, backward: bool = False, rung: int = BEST) -> str:
+    """The launch the op would make for x on its device, e.g. "rung 5: 128 threads a row, 4 packs of 16 bytes a
+    thread, 256-thread blocks, 8192 blocks"."""
+    return _ops.describe(x, op, backward, rung)
 
 
 # ---- fake implementations: shapes and dtypes only (torch.compile, meta tensors) ----------------------------------
@@ -75,23 +71,23 @@ def _acc(x: torch.Tensor) -> torch.dtype:
 
 
 @torch.library.register_fake("rowwise::softmax")
-def _(x, version=0, tune=()):
+def _(x, rung=BEST):
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
 
 @torch.library.register_fake("rowwise::softmax_backward")
-def _(y, dy, version=0, tune=()):
+def _(y, dy, rung=BEST):
     return torch.empty_like(y, memory_format=torch.contiguous_format)
 
 
 @torch.library.register_fake("rowwise::layer_norm")
-def _(x, weight, bias, eps, version=0, tune=()):
+def _(x, weight, bias, eps, rung=BEST):
     stats = x.new_empty(x.shape[:-1], dtype=_acc(x))
     return torch.empty_like(x, memory_format=torch.contiguous_format), stats, torch.empty_like(stats)
 
 
 @torch.library.register_fake("rowwise::layer_norm_backward")
-def _(dy, x, weight, mean, rstd, grads, version=0, tune=()):
+def _(dy, x, weight, mean, rstd, grads, rung=BEST):
     n = x.shape[-1]
     return (
         torch.empty_like(x, memory_format=torch.contiguous_format),
@@ -101,12 +97,12 @@ def _(dy, x, weight, mean, rstd, grads, version=0, tune=()):
 
 
 @torch.library.register_fake("rowwise::rms_norm")
-def _(x, weight, eps, version=0, tune=()):
+def _(x, weight, eps, rung=BEST):
     return torch.empty_like(x, memory_format=torch.contiguous_format), x.new_empty(x.shape[:-1], dtype=_acc(x))
 
 
 @torch.library.register_fake("rowwise::rms_norm_backward")
-def _(dy, x, weight, rstd, want_dweight, version=0, tune=()):
+def _(dy, x, weight, rstd, want_dweight, rung=BEST):
     return torch.empty_like(x, memory_format=torch.contiguous_format), x.new_empty(
         (x.shape[-1] if want_dweight else 0,)
     )

@@ -1,5 +1,5 @@
 /*
- * online_softmax.h — the per-lane logic of the warp-per-row softmax (version 2, README "Online softmax"): each
+ * online_softmax.h — the per-lane logic of the warp-per-row softmax (rung 2, softmax_2_warp.cu; README "Rung 2"): each
  * lane keeps a running (max, sum) of its elements, then the 32 lanes combine their pairs through warp shuffles.
  *
  * softmax(x)_i = exp(x_i - m) / s with m = max(x), s = sum_j exp(x_j - m). A pair (m, s) summarizes any part of a

@@ -12,8 +12,9 @@
  * float32/float16/bfloat16 inputs, double for float64.
  *
  *   rowwise_*_cpu_f32 / _f64      plain C11 loops, accumulated in double: the CPU ops and the chapter's reference
- *   rowwise_forward_cuda          the GPU kernels (rowwise_kernels.cuh), one launcher per direction
- *   rowwise_backward_cuda
+ *   rowwise_plan_launch           the GPU launch for a shape (rowwise_plan.cu), then one launcher per direction:
+ *   rowwise_forward_cuda          rung 1 softmax_1_naive.cu, rung 2 softmax_2_warp.cu, rungs 3-5 softmax.cu and
+ *   rowwise_backward_cuda         norm_forward.cu / norm_backward.cu, over the reductions of row_reduce.cuh
  */
 #ifndef ROWWISE_H
 #define ROWWISE_H
@@ -29,55 +30,18 @@ extern "C" {
 
 typedef enum { ROWWISE_SOFTMAX = 0, ROWWISE_LAYER_NORM = 1, ROWWISE_RMS_NORM = 2 } rowwise_op;
 
-/* The ladder (README, "The kernels"). 0 picks the best for the shape. */
-typedef enum {
-    ROWWISE_AUTO = 0,
-    ROWWISE_NAIVE = 1,       /* softmax forward only: a block per row, three passes over global memory */
-    ROWWISE_WARP_ONLINE = 2, /* softmax forward only: a warp per row, online (max, sum), x read twice */
-    ROWWISE_REGISTERS = 3,   /* the row in registers: one read, one write; a warp, part of one or a block per row */
-    ROWWISE_CLUSTER = 4,     /* a row split over a thread-block cluster, partial statistics through DSMEM (sm_90) */
-    ROWWISE_SPLIT = 5,       /* a row split over blocks: a kernel for partial statistics, one to combine and write */
-    ROWWISE_REREAD = 6,      /* forwards only, rows of whole 16-byte packs: a block per row walks it
-                                twice, the statistics then the output, the second read from L2 (cache hints) */
-    ROWWISE_VERSION_LAST = 6
-} rowwise_version;
-
-/* Optional launch settings for experiments (the bench's variants); 0 in a field means "choose". A field other than 0
- * also keeps the kernels built for any row length (LayerNorm's and the 16-bit softmax's forwards have builds for a
- * few row lengths: pick_fixed). */
-typedef struct {
-    int block_threads;    /* threads per block (rows that fit a block; a row over blocks takes the block it needs) */
-    int packs_per_thread; /* 16-byte packs each thread holds of a row (1, 2, 4 or 8) */
-    int blocks_per_row;   /* cluster size or split count, versions 4 and 5 */
-    int waves;            /* most waves of blocks in the grid, each walking rows (0: 4 forward, 1 backward; a large
-                             number: one row per block or cluster, no walking) */
-    int flags;            /* switches for rows over several blocks: ROWWISE_FLAG_* or'ed (0: the op's defaults) */
-} rowwise_tuning;
-
-/* The switches for rows longer than a block (tuning.flags). Rows over a cluster take them by default (flags 0: the
- * mailbox, plus staged rows for the softmax forward, the L2 prefetch for the norms', and held weights where the norms
- * take 8 packs a thread; NOTES.md, "Long rows: the switches measured", "Twentieth pass"); 16 runs the kernels without
- * them, which stay as they were. They take separately built kernels (16-byte rows over several blocks, bfloat16 and
- * float32). Whole rows ignore them; none changes a result's bits; a switch that does not apply to a launch is dropped
- * from its plan (rowwise_describe names those kept). */
+/* The ladder (README, "The ladder"): rung= of the Python ops. */
 enum {
-    ROWWISE_FLAG_PREFETCH_L2 = 1,  /* each block asks L2 for its segment of its next row before this row's reductions */
-    ROWWISE_FLAG_STAGE_NEXT = 2,   /* forward: each thread copies its packs of the next row into shared memory
-                                      (cp.async) before this row's reductions, and reads them from there */
-    ROWWISE_FLAG_MAILBOX = 4,      /* version 4: each block sends its part to every block of the cluster (st.async,
-                                      mbarrier) instead of a cluster barrier and reads of the others' shared memory */
-    ROWWISE_FLAG_REBUILT = 8,      /* nothing more than the kernels built for these switches, which any flag takes:
-                                      their norm forwards read the weight and bias per row (L1), as for whole rows,
-                                      instead of holding them in registers (no spill); 8 alone measures just that */
-    ROWWISE_FLAG_HOLD_PARAMS = 32, /* norm forwards of 8 packs a thread: each thread keeps its packs of the weight
-                                      (and the bias, where there is room) in shared memory, read once, not every row;
-                                      LayerNorm's staged rows then take one set of slots where two do not fit */
-    ROWWISE_FLAG_HELD = 64,        /* version 6 softmax forward (16-bit and float32): each block copies its row
-                                      (segment) into shared memory once (cp.async) and walks it there twice */
-    ROWWISE_FLAG_NEXT = 128,       /* with HELD: each slot takes the pack of the block's next row as soon as the
-                                      write walk has read it (blocks that walk rows: tune's waves) */
-    ROWWISE_FLAG_ALL = 239,
-    ROWWISE_FLAG_NONE = 16 /* none of them: the kernels before the switches (0 means the op's defaults) */
+    ROWWISE_RUNG_BEST = -1,     /* the top rung this GPU runs: 5 with thread-block clusters (sm_90), else 4 */
+    ROWWISE_RUNG_NAIVE = 1,     /* softmax forward: a block per row, three passes over global memory */
+    ROWWISE_RUNG_WARP = 2,      /* softmax forward: a warp per row, the online (max, sum) in one pass, x read twice */
+    ROWWISE_RUNG_REGISTERS = 3, /* the row held in registers in 16-byte packs: one read, one write; rows that fit a
+                                   block */
+    ROWWISE_RUNG_SPLIT = 4,     /* + rows longer than a block over several blocks, statistics through global memory:
+                                   two launches, any GPU */
+    ROWWISE_RUNG_CLUSTER = 5,   /* + those blocks as a thread-block cluster, statistics through distributed shared
+                                   memory: one launch (compute capability 9.0) */
+    ROWWISE_RUNG_LAST = 5
 };
 
 /* ---- CPU (rowwise_cpu.c) -------------------------------------------------------------------------------------- */
@@ -106,7 +70,7 @@ void rowwise_rms_norm_backward_cpu_f32(const float *dy, const float *x, const fl
 void rowwise_rms_norm_backward_cpu_f64(const double *dy, const double *x, const double *w, const double *rstd,
                                        double *dx, double *dw, int64_t rows, int64_t n);
 
-/* ---- CUDA (softmax_kernels.cu, norm_kernels.cu) ---------------------------------------------------------------- */
+/* ---- CUDA (rowwise_plan.cu) ------------------------------------------------------------------------------------ */
 #ifdef ROWWISE_WITH_CUDA_API
 #include <cuda_runtime_api.h>
 
@@ -125,28 +89,32 @@ typedef struct {
     double eps;
 } rowwise_args;
 
-/* NULL when `version` can run this op at this shape on the current device, else a sentence saying why not. */
-const char *rowwise_unsupported(rowwise_op op, int backward, int version, course_dtype dtype, int64_t n);
+/* The launch (rowwise_plan.cu): one function of the op, the row length, the dtype and the GPU's limits. */
+typedef struct {
+    int rung;           /* the rung that runs (rung BEST resolved) */
+    int threads;        /* threads a block */
+    int row_threads;    /* threads holding one row, over all its blocks */
+    int packs;          /* 16-byte packs each thread holds (rungs 3-5) */
+    int blocks_per_row; /* 1, or the blocks a row spans (rungs 4 and 5) */
+    int cluster;        /* 1: those blocks are a cluster (rung 5) */
+    int split;          /* rung 4's launches: 1 writes each block's statistics, 2 reads them and writes the row */
+    int64_t grid;       /* blocks launched */
+} rowwise_plan;
 
-/* NULL when the tensors' addresses suit `version`, else a sentence saying why not (version 6 reads whole 16-byte
- * packs, so every tensor must start on a 16-byte boundary; the other versions take any address). */
-const char *rowwise_unaligned(int version, course_dtype dtype, const rowwise_args *args);
+/* NULL when `rung` can run this op at this row length on the current GPU, else a sentence saying why not. */
+const char *rowwise_unsupported(rowwise_op op, int backward, int rung, course_dtype dtype, int64_t n);
 
-/* Bytes of device scratch memory the launch needs (partial sums of dw and db, split-row statistics). */
-cudaError_t rowwise_workspace_bytes(rowwise_op op, int backward, int version, course_dtype dtype,
-                                    const rowwise_args *args, const rowwise_tuning *tuning, size_t *bytes);
+/* The launch the op makes, and the device scratch memory it needs (rung 4's statistics, the dweight partial sums). */
+cudaError_t rowwise_plan_launch(rowwise_op op, int backward, int rung, course_dtype dtype, const rowwise_args *args,
+                                rowwise_plan *plan, size_t *workspace_bytes);
 
-cudaError_t rowwise_forward_cuda(rowwise_op op, int version, course_dtype dtype, const rowwise_args *args,
-                                 const rowwise_tuning *tuning, void *workspace, size_t workspace_bytes,
-                                 cudaStream_t stream);
-cudaError_t rowwise_backward_cuda(rowwise_op op, int version, course_dtype dtype, const rowwise_args *args,
-                                  const rowwise_tuning *tuning, void *workspace, size_t workspace_bytes,
-                                  cudaStream_t stream);
+cudaError_t rowwise_forward_cuda(rowwise_op op, course_dtype dtype, const rowwise_args *args, const rowwise_plan *plan,
+                                 void *workspace, cudaStream_t stream);
+cudaError_t rowwise_backward_cuda(rowwise_op op, course_dtype dtype, const rowwise_args *args, const rowwise_plan *plan,
+                                  void *workspace, cudaStream_t stream);
 
-/* The launch the op would make (for the lesson, the bench and the tests): text such as
- * "registers: 128 threads per row, 4 packs per thread, 1 block per row, 256-thread blocks, 2112 blocks". */
-cudaError_t rowwise_describe(rowwise_op op, int backward, int version, course_dtype dtype, const rowwise_args *args,
-                             const rowwise_tuning *tuning, char *text, size_t text_bytes);
+/* The plan in words, e.g. "rung 3: 128 threads a row, 4 packs of 16 bytes a thread, 256-thread blocks, 8192 blocks". */
+void rowwise_describe(const rowwise_plan *plan, char *text, size_t text_bytes);
 #endif
 
 #ifdef __cplusplus

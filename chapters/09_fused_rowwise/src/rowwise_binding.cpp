@@ -1,24 +1,23 @@
 // rowwise_binding.cpp — the PyTorch side of the chapter: six ops in the dispatcher, each with a CPU and a CUDA kernel.
 //
-//   rowwise::softmax(Tensor x, int version=0, int[] tune=[]) -> Tensor
-//   rowwise::softmax_backward(Tensor y, Tensor dy, int version=0, int[] tune=[]) -> Tensor
-//   rowwise::layer_norm(Tensor x, Tensor? weight, Tensor? bias, float eps, int version=0, int[] tune=[])
+//   rowwise::softmax(Tensor x, int rung=-1) -> Tensor
+//   rowwise::softmax_backward(Tensor y, Tensor dy, int rung=-1) -> Tensor
+//   rowwise::layer_norm(Tensor x, Tensor? weight, Tensor? bias, float eps, int rung=-1)
 //       -> (Tensor y, Tensor mean, Tensor rstd)
 //   rowwise::layer_norm_backward(Tensor dy, Tensor x, Tensor? weight, Tensor mean, Tensor rstd, bool[2] grads,
-//       int version=0, int[] tune=[]) -> (Tensor dx, Tensor dweight, Tensor dbias)
-//   rowwise::rms_norm(Tensor x, Tensor? weight, float eps, int version=0, int[] tune=[]) -> (Tensor y, Tensor rstd)
-//   rowwise::rms_norm_backward(Tensor dy, Tensor x, Tensor? weight, Tensor rstd, bool want_dweight, int version=0,
-//       int[] tune=[]) -> (Tensor dx, Tensor dweight)
-//   rowwise::describe(Tensor x, str op, bool backward, int version=0, int[] tune=[]) -> str   (the CUDA launch)
+//       int rung=-1) -> (Tensor dx, Tensor dweight, Tensor dbias)
+//   rowwise::rms_norm(Tensor x, Tensor? weight, float eps, int rung=-1) -> (Tensor y, Tensor rstd)
+//   rowwise::rms_norm_backward(Tensor dy, Tensor x, Tensor? weight, Tensor rstd, bool want_dweight, int rung=-1)
+//       -> (Tensor dx, Tensor dweight)
+//   rowwise::describe(Tensor x, str op, bool backward=False, int rung=-1) -> str   (the CUDA launch, in words)
 //
 // Every op normalizes over the last dimension of x, of any leading shape; mean and rstd have x's leading shape and
 // the accumulation dtype (float32, or float64 for float64 inputs). A gradient that is not wanted comes back as an
-// empty tensor. `version` picks a rung of the GPU ladder (rowwise.h; the CPU has one implementation), `tune` is
-// [block threads, packs per thread, blocks per row], [..., waves] or [..., waves, flags] for experiments
-// (rowwise_tuning in rowwise.h: flags are the experimental ROWWISE_FLAG_* switches; empty: the kernels choose).
-// Each implementation checks its inputs once, at its top (course_torch.h: TypeError for a dtype, ValueError for a
-// shape or device). Autograd is registered here too, in C++ (the pattern of chapters 03, 04 and 06): a call runs no
-// Python beyond the line that makes it. Python adds the fake implementations (rowwise/ops.py).
+// empty tensor. `rung` picks a rung of the GPU ladder (rowwise.h; -1: the top rung this GPU runs); the CPU has one
+// implementation and only checks it. Each implementation checks its inputs once, at its top (course_torch.h:
+// TypeError for a dtype, ValueError for a shape, device or rung). Autograd is registered here too, in C++ (the
+// pattern of chapters 03, 04 and 06): a call runs no Python beyond the line that makes it. Python adds the fake
+// implementations (rowwise/ops.py).
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/zeros.h>
@@ -73,54 +72,39 @@ void check_stat(const char *name, const Tensor &s, const Tensor &x) {
                       course::shape_text(s.sizes()));
 }
 
-void check_version(int64_t version, c10::IntArrayRef tune) {
-    TORCH_CHECK_VALUE(version >= 0 && version <= ROWWISE_VERSION_LAST,
-                      "version must be one of 0, 1, 2, 3, 4, 5, 6, got ", version);
-    TORCH_CHECK_VALUE(tune.empty() || (tune.size() >= 3 && tune.size() <= 5),
-                      "tune must be empty or [block threads, packs per thread, blocks per row], [..., waves] or "
-                      "[..., waves, flags], got ",
-                      tune.size(), " numbers");
-    for (const int64_t value : tune)
-        TORCH_CHECK_VALUE(value >= 0 && value <= INT32_MAX, "tune's numbers must be between 0 and 2^31 - 1, got ",
-                          tune);
-    TORCH_CHECK_VALUE(
-        tune.size() < 5 || (tune[4] & ~(int64_t)ROWWISE_FLAG_ALL) == 0 || tune[4] == ROWWISE_FLAG_NONE,
-        "tune's flags (its 5th number) must be 0 (the op's defaults), 16 (none) or a sum of 1 (L2 "
-        "prefetch), 2 (staged rows), 4 (mailbox), 8 (rebuilt kernels), 32 (held weight and bias), 64 (version 6's "
-        "row held in shared memory) and 128 (with 64: the next row copied in as it writes), got ",
-        tune[4]);
+void check_rung(int64_t rung) {
+    TORCH_CHECK_VALUE(rung == ROWWISE_RUNG_BEST || (rung >= 1 && rung <= ROWWISE_RUNG_LAST),
+                      "rung must be -1 (the top rung this GPU runs) or 1..", ROWWISE_RUNG_LAST, ", got ", rung);
 }
 
 // One check per op, the first call of its CPU and of its CUDA implementation; each returns (rows, n).
-std::pair<int64_t, int64_t> check_softmax(const Tensor &x, int64_t version, c10::IntArrayRef tune) {
+std::pair<int64_t, int64_t> check_softmax(const Tensor &x, int64_t rung) {
     const auto shape = check_x("x", x);
-    check_version(version, tune);
+    check_rung(rung);
     return shape;
 }
 
-std::pair<int64_t, int64_t> check_softmax_backward(const Tensor &y, const Tensor &dy, int64_t version,
-                                                   c10::IntArrayRef tune) {
+std::pair<int64_t, int64_t> check_softmax_backward(const Tensor &y, const Tensor &dy, int64_t rung) {
     const auto shape = check_x("y", y);
     course::check_same_device("dy", dy, "y", y);
     course::check_same_dtype("dy", dy, "y", y);
     course::check_same_shape("dy", dy, "y", y);
-    check_version(version, tune);
+    check_rung(rung);
     return shape;
 }
 
 std::pair<int64_t, int64_t> check_layer_norm(const Tensor &x, const optional<Tensor> &w, const optional<Tensor> &b,
-                                             int64_t version, c10::IntArrayRef tune) {
+                                             int64_t rung) {
     const auto shape = check_x("x", x);
     check_param("weight", w, x);
     check_param("bias", b, x);
-    check_version(version, tune);
+    check_rung(rung);
     return shape;
 }
 
 // dy like x, then the norm's own parameters and saved statistics (mean: LayerNorm only).
 std::pair<int64_t, int64_t> check_norm_backward(const Tensor &dy, const Tensor &x, const optional<Tensor> &w,
-                                                const Tensor *mean, const Tensor &rstd, int64_t version,
-                                                c10::IntArrayRef tune) {
+                                                const Tensor *mean, const Tensor &rstd, int64_t rung) {
     const auto shape = check_x("x", x);
     course::check_same_device("dy", dy, "x", x);
     course::check_same_dtype("dy", dy, "x", x);
@@ -128,27 +112,25 @@ std::pair<int64_t, int64_t> check_norm_backward(const Tensor &dy, const Tensor &
     check_param("weight", w, x);
     if (mean != nullptr) check_stat("mean", *mean, x);
     check_stat("rstd", rstd, x);
-    check_version(version, tune);
+    check_rung(rung);
     return shape;
 }
 
 std::pair<int64_t, int64_t> check_layer_norm_backward(const Tensor &dy, const Tensor &x, const optional<Tensor> &w,
-                                                      const Tensor &mean, const Tensor &rstd, int64_t version,
-                                                      c10::IntArrayRef tune) {
-    return check_norm_backward(dy, x, w, &mean, rstd, version, tune);
+                                                      const Tensor &mean, const Tensor &rstd, int64_t rung) {
+    return check_norm_backward(dy, x, w, &mean, rstd, rung);
 }
 
-std::pair<int64_t, int64_t> check_rms_norm(const Tensor &x, const optional<Tensor> &w, int64_t version,
-                                           c10::IntArrayRef tune) {
+std::pair<int64_t, int64_t> check_rms_norm(const Tensor &x, const optional<Tensor> &w, int64_t rung) {
     const auto shape = check_x("x", x);
     check_param("weight", w, x);
-    check_version(version, tune);
+    check_rung(rung);
     return shape;
 }
 
 std::pair<int64_t, int64_t> check_rms_norm_backward(const Tensor &dy, const Tensor &x, const optional<Tensor> &w,
-                                                    const Tensor &rstd, int64_t version, c10::IntArrayRef tune) {
-    return check_norm_backward(dy, x, w, nullptr, rstd, version, tune);
+                                                    const Tensor &rstd, int64_t rung) {
+    return check_norm_backward(dy, x, w, nullptr, rstd, rung);
 }
 
 std::vector<int64_t> leading(const Tensor &x) {
@@ -169,8 +151,8 @@ optional<Tensor> compute_copy(const optional<Tensor> &t) {
     return t.has_value() ? optional<Tensor>(compute_copy(*t)) : c10::nullopt;
 }
 
-Tensor softmax_cpu(const Tensor &x_in, int64_t version, c10::IntArrayRef tune) {
-    const auto [rows, n] = check_softmax(x_in, version, tune);
+Tensor softmax_cpu(const Tensor &x_in, int64_t rung) {
+    const auto [rows, n] = check_softmax(x_in, rung);
     const Tensor x = compute_copy(x_in);
     Tensor y = at::empty(x.sizes(), x.options());
     if (x.scalar_type() == at::kDouble)
@@ -180,8 +162,8 @@ Tensor softmax_cpu(const Tensor &x_in, int64_t version, c10::IntArrayRef tune) {
     return y.to(x_in.scalar_type());
 }
 
-Tensor softmax_backward_cpu(const Tensor &y_in, const Tensor &dy_in, int64_t version, c10::IntArrayRef tune) {
-    const auto [rows, n] = check_softmax_backward(y_in, dy_in, version, tune);
+Tensor softmax_backward_cpu(const Tensor &y_in, const Tensor &dy_in, int64_t rung) {
+    const auto [rows, n] = check_softmax_backward(y_in, dy_in, rung);
     const Tensor y = compute_copy(y_in), dy = compute_copy(dy_in);
     Tensor dx = at::empty(y.sizes(), y.options());
     if (y.scalar_type() == at::kDouble)
@@ -194,9 +176,8 @@ Tensor softmax_backward_cpu(const Tensor &y_in, const Tensor &dy_in, int64_t ver
 }
 
 std::tuple<Tensor, Tensor, Tensor> layer_norm_cpu(const Tensor &x_in, const optional<Tensor> &w_in,
-                                                  const optional<Tensor> &b_in, double eps, int64_t version,
-                                                  c10::IntArrayRef tune) {
-    const auto [rows, n] = check_layer_norm(x_in, w_in, b_in, version, tune);
+                                                  const optional<Tensor> &b_in, double eps, int64_t rung) {
+    const auto [rows, n] = check_layer_norm(x_in, w_in, b_in, rung);
     const Tensor x = compute_copy(x_in);
     const optional<Tensor> w = compute_copy(w_in), b = compute_copy(b_in);
     Tensor y = at::empty(x.sizes(), x.options());
@@ -213,8 +194,8 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_cpu(const Tensor &x_in, const opti
 std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cpu(const Tensor &dy_in, const Tensor &x_in,
                                                            const optional<Tensor> &w_in, const Tensor &mean_in,
                                                            const Tensor &rstd_in, std::array<bool, 2> grads,
-                                                           int64_t version, c10::IntArrayRef tune) {
-    const auto [rows, n] = check_layer_norm_backward(dy_in, x_in, w_in, mean_in, rstd_in, version, tune);
+                                                           int64_t rung) {
+    const auto [rows, n] = check_layer_norm_backward(dy_in, x_in, w_in, mean_in, rstd_in, rung);
     const Tensor x = compute_copy(x_in), dy = compute_copy(dy_in), mean = mean_in.contiguous(),
                  rstd = rstd_in.contiguous();
     const optional<Tensor> w = compute_copy(w_in);
@@ -236,9 +217,8 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cpu(const Tensor &dy_in, 
     return {dx.to(dtype), dw.to(dtype), db.to(dtype)};
 }
 
-std::tuple<Tensor, Tensor> rms_norm_cpu(const Tensor &x_in, const optional<Tensor> &w_in, double eps, int64_t version,
-                                        c10::IntArrayRef tune) {
-    const auto [rows, n] = check_rms_norm(x_in, w_in, version, tune);
+std::tuple<Tensor, Tensor> rms_norm_cpu(const Tensor &x_in, const optional<Tensor> &w_in, double eps, int64_t rung) {
+    const auto [rows, n] = check_rms_norm(x_in, w_in, rung);
     const Tensor x = compute_copy(x_in);
     const optional<Tensor> w = compute_copy(w_in);
     Tensor y = at::empty(x.sizes(), x.options()), rstd = at::empty(leading(x), x.options());
@@ -252,9 +232,8 @@ std::tuple<Tensor, Tensor> rms_norm_cpu(const Tensor &x_in, const optional<Tenso
 }
 
 std::tuple<Tensor, Tensor> rms_norm_backward_cpu(const Tensor &dy_in, const Tensor &x_in, const optional<Tensor> &w_in,
-                                                 const Tensor &rstd_in, bool want_dw, int64_t version,
-                                                 c10::IntArrayRef tune) {
-    const auto [rows, n] = check_rms_norm_backward(dy_in, x_in, w_in, rstd_in, version, tune);
+                                                 const Tensor &rstd_in, bool want_dw, int64_t rung) {
+    const auto [rows, n] = check_rms_norm_backward(dy_in, x_in, w_in, rstd_in, rung);
     const Tensor x = compute_copy(x_in), dy = compute_copy(dy_in), rstd = rstd_in.contiguous();
     const optional<Tensor> w = compute_copy(w_in);
     Tensor dx = at::empty(x.sizes(), x.options()), dw = at::empty({want_dw ? n : 0}, x.options());
@@ -274,54 +253,30 @@ const void *ptr(const optional<Tensor> &t) {
     return t.has_value() ? t->const_data_ptr() : nullptr;
 }
 
-// The tune list as the launchers' struct (all zeros when empty: pass nullptr then).
-rowwise_tuning tuning_of(c10::IntArrayRef tune) {
-    rowwise_tuning t{};
-    if (!tune.empty())
-        t = rowwise_tuning{(int)tune[0], (int)tune[1], (int)tune[2], tune.size() > 3 ? (int)tune[3] : 0,
-                           tune.size() > 4 ? (int)tune[4] : 0};
-    return t;
-}
-
-void check_cuda_version(rowwise_op op, int backward, int64_t version, const Tensor &x) {
-    const char *why = rowwise_unsupported(op, backward, (int)version, course::dtype_of(x), x.size(-1));
+void check_cuda_rung(rowwise_op op, int backward, int64_t rung, const Tensor &x) {
+    TORCH_CHECK_VALUE(x.size(-1) <= INT32_MAX, "rows of more than 2^31 - 1 elements are not supported on the GPU, got ",
+                      x.size(-1));
+    const char *why = rowwise_unsupported(op, backward, (int)rung, course::dtype_of(x), x.size(-1));
     TORCH_CHECK_VALUE(why == nullptr, why);
 }
 
-// A plan that `tune` asked for and the kernels cannot make (a row longer than the blocks given hold, packs per thread
-// not built, a cluster the GPU cannot hold) is the caller's mistake: ValueError, as for a version that cannot run.
-void check_tuned_plan(cudaError_t planned, c10::IntArrayRef tune) {
-    if (tune.empty() || (planned != cudaErrorInvalidValue && planned != cudaErrorInvalidConfiguration)) return;
-    (void)cudaGetLastError();  // an occupancy query that failed leaves its error behind for the next launch's check
-    TORCH_CHECK_VALUE(false, "tune=", tune, " cannot run this op at this shape on this GPU (",
-                      cudaGetErrorName(planned), "); tune=[] lets the kernels choose");
-}
-
 // Plans the launch, allocates its workspace through PyTorch, launches on the current stream.
-void run_cuda(rowwise_op op, int backward, int64_t version, const Tensor &x, const rowwise_args &args,
-              c10::IntArrayRef tune) {
-    const rowwise_tuning t = tuning_of(tune);
-    const rowwise_tuning *tuning = tune.empty() ? nullptr : &t;
+void run_cuda(rowwise_op op, int backward, int64_t rung, const Tensor &x, const rowwise_args &args) {
     const course_dtype dtype = course::dtype_of(x);
-    const char *unaligned = rowwise_unaligned((int)version, dtype, &args);  // version 6: a view at an odd offset
-    TORCH_CHECK_VALUE(unaligned == nullptr, unaligned);
+    rowwise_plan plan;
     size_t bytes = 0;
-    const cudaError_t planned = rowwise_workspace_bytes(op, backward, (int)version, dtype, &args, tuning, &bytes);
-    check_tuned_plan(planned, tune);
-    COURSE_CHECK_LAUNCH(planned);
+    COURSE_CHECK_LAUNCH(rowwise_plan_launch(op, backward, (int)rung, dtype, &args, &plan, &bytes));
     Tensor workspace = at::empty({(int64_t)bytes}, x.options().dtype(at::kByte));
     const cudaStream_t stream = c10::cuda::getCurrentCUDAStream();
     if (backward)
-        COURSE_CHECK_LAUNCH(
-            rowwise_backward_cuda(op, (int)version, dtype, &args, tuning, workspace.mutable_data_ptr(), bytes, stream));
+        COURSE_CHECK_LAUNCH(rowwise_backward_cuda(op, dtype, &args, &plan, workspace.mutable_data_ptr(), stream));
     else
-        COURSE_CHECK_LAUNCH(
-            rowwise_forward_cuda(op, (int)version, dtype, &args, tuning, workspace.mutable_data_ptr(), bytes, stream));
+        COURSE_CHECK_LAUNCH(rowwise_forward_cuda(op, dtype, &args, &plan, workspace.mutable_data_ptr(), stream));
 }
 
-Tensor softmax_cuda(const Tensor &x_in, int64_t version, c10::IntArrayRef tune) {
-    const auto [rows, n] = check_softmax(x_in, version, tune);
-    check_cuda_version(ROWWISE_SOFTMAX, 0, version, x_in);
+Tensor softmax_cuda(const Tensor &x_in, int64_t rung) {
+    const auto [rows, n] = check_softmax(x_in, rung);
+    check_cuda_rung(ROWWISE_SOFTMAX, 0, rung, x_in);
     const c10::cuda::CUDAGuard guard(x_in.device());
     const Tensor x = x_in.contiguous();
     Tensor y = at::empty(x.sizes(), x.options());
@@ -331,13 +286,13 @@ Tensor softmax_cuda(const Tensor &x_in, int64_t version, c10::IntArrayRef tune) 
     a.y = y.mutable_data_ptr();
     a.rows = rows;
     a.n = n;
-    run_cuda(ROWWISE_SOFTMAX, 0, version, x, a, tune);
+    run_cuda(ROWWISE_SOFTMAX, 0, rung, x, a);
     return y;
 }
 
-Tensor softmax_backward_cuda(const Tensor &y_in, const Tensor &dy_in, int64_t version, c10::IntArrayRef tune) {
-    const auto [rows, n] = check_softmax_backward(y_in, dy_in, version, tune);
-    check_cuda_version(ROWWISE_SOFTMAX, 1, version, y_in);
+Tensor softmax_backward_cuda(const Tensor &y_in, const Tensor &dy_in, int64_t rung) {
+    const auto [rows, n] = check_softmax_backward(y_in, dy_in, rung);
+    check_cuda_rung(ROWWISE_SOFTMAX, 1, rung, y_in);
     const c10::cuda::CUDAGuard guard(y_in.device());
     const Tensor y = y_in.contiguous(), dy = dy_in.contiguous();
     Tensor dx = at::empty(y.sizes(), y.options());
@@ -348,7 +303,7 @@ Tensor softmax_backward_cuda(const Tensor &y_in, const Tensor &dy_in, int64_t ve
     a.y = dx.mutable_data_ptr();
     a.rows = rows;
     a.n = n;
-    run_cuda(ROWWISE_SOFTMAX, 1, version, y, a, tune);
+    run_cuda(ROWWISE_SOFTMAX, 1, rung, y, a);
     return dx;
 }
 
@@ -357,10 +312,9 @@ optional<Tensor> contiguous(const optional<Tensor> &t) {
 }
 
 std::tuple<Tensor, Tensor, Tensor> layer_norm_cuda(const Tensor &x_in, const optional<Tensor> &w_in,
-                                                   const optional<Tensor> &b_in, double eps, int64_t version,
-                                                   c10::IntArrayRef tune) {
-    const auto [rows, n] = check_layer_norm(x_in, w_in, b_in, version, tune);
-    check_cuda_version(ROWWISE_LAYER_NORM, 0, version, x_in);
+                                                   const optional<Tensor> &b_in, double eps, int64_t rung) {
+    const auto [rows, n] = check_layer_norm(x_in, w_in, b_in, rung);
+    check_cuda_rung(ROWWISE_LAYER_NORM, 0, rung, x_in);
     const c10::cuda::CUDAGuard guard(x_in.device());
     const Tensor x = x_in.contiguous();
     const optional<Tensor> w = contiguous(w_in), b = contiguous(b_in);
@@ -382,16 +336,16 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_cuda(const Tensor &x_in, const opt
     a.rows = rows;
     a.n = n;
     a.eps = eps;
-    run_cuda(ROWWISE_LAYER_NORM, 0, version, x, a, tune);
+    run_cuda(ROWWISE_LAYER_NORM, 0, rung, x, a);
     return {y, mean, rstd};
 }
 
 std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cuda(const Tensor &dy_in, const Tensor &x_in,
                                                             const optional<Tensor> &w_in, const Tensor &mean_in,
                                                             const Tensor &rstd_in, std::array<bool, 2> grads,
-                                                            int64_t version, c10::IntArrayRef tune) {
-    const auto [rows, n] = check_layer_norm_backward(dy_in, x_in, w_in, mean_in, rstd_in, version, tune);
-    check_cuda_version(ROWWISE_LAYER_NORM, 1, version, x_in);
+                                                            int64_t rung) {
+    const auto [rows, n] = check_layer_norm_backward(dy_in, x_in, w_in, mean_in, rstd_in, rung);
+    check_cuda_rung(ROWWISE_LAYER_NORM, 1, rung, x_in);
     const c10::cuda::CUDAGuard guard(x_in.device());
     const Tensor x = x_in.contiguous(), dy = dy_in.contiguous(), mean = mean_in.contiguous(),
                  rstd = rstd_in.contiguous();
@@ -410,14 +364,13 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward_cuda(const Tensor &dy_in,
     a.db = grads[1] ? db.mutable_data_ptr() : nullptr;
     a.rows = rows;
     a.n = n;
-    run_cuda(ROWWISE_LAYER_NORM, 1, version, x, a, tune);
+    run_cuda(ROWWISE_LAYER_NORM, 1, rung, x, a);
     return {dx, dw, db};
 }
 
-std::tuple<Tensor, Tensor> rms_norm_cuda(const Tensor &x_in, const optional<Tensor> &w_in, double eps, int64_t version,
-                                         c10::IntArrayRef tune) {
-    const auto [rows, n] = check_rms_norm(x_in, w_in, version, tune);
-    check_cuda_version(ROWWISE_RMS_NORM, 0, version, x_in);
+std::tuple<Tensor, Tensor> rms_norm_cuda(const Tensor &x_in, const optional<Tensor> &w_in, double eps, int64_t rung) {
+    const auto [rows, n] = check_rms_norm(x_in, w_in, rung);
+    check_cuda_rung(ROWWISE_RMS_NORM, 0, rung, x_in);
     const c10::cuda::CUDAGuard guard(x_in.device());
     const Tensor x = x_in.contiguous();
     const optional<Tensor> w = contiguous(w_in);
@@ -435,15 +388,14 @@ std::tuple<Tensor, Tensor> rms_norm_cuda(const Tensor &x_in, const optional<Tens
     a.rows = rows;
     a.n = n;
     a.eps = eps;
-    run_cuda(ROWWISE_RMS_NORM, 0, version, x, a, tune);
+    run_cuda(ROWWISE_RMS_NORM, 0, rung, x, a);
     return {y, rstd};
 }
 
 std::tuple<Tensor, Tensor> rms_norm_backward_cuda(const Tensor &dy_in, const Tensor &x_in, const optional<Tensor> &w_in,
-                                                  const Tensor &rstd_in, bool want_dw, int64_t version,
-                                                  c10::IntArrayRef tune) {
-    const auto [rows, n] = check_rms_norm_backward(dy_in, x_in, w_in, rstd_in, version, tune);
-    check_cuda_version(ROWWISE_RMS_NORM, 1, version, x_in);
+                                                  const Tensor &rstd_in, bool want_dw, int64_t rung) {
+    const auto [rows, n] = check_rms_norm_backward(dy_in, x_in, w_in, rstd_in, rung);
+    check_cuda_rung(ROWWISE_RMS_NORM, 1, rung, x_in);
     const c10::cuda::CUDAGuard guard(x_in.device());
     const Tensor x = x_in.contiguous(), dy = dy_in.contiguous(), rstd = rstd_in.contiguous();
     const optional<Tensor> w = contiguous(w_in);
@@ -458,7 +410,7 @@ std::tuple<Tensor, Tensor> rms_norm_backward_cuda(const Tensor &dy_in, const Ten
     a.dw = want_dw ? dw.mutable_data_ptr() : nullptr;
     a.rows = rows;
     a.n = n;
-    run_cuda(ROWWISE_RMS_NORM, 1, version, x, a, tune);
+    run_cuda(ROWWISE_RMS_NORM, 1, rung, x, a);
     return {dx, dw};
 }
 
@@ -469,34 +421,26 @@ rowwise_op op_of(const std::string &name) {
     return ROWWISE_RMS_NORM;
 }
 
-std::string describe_cuda(const Tensor &x, const std::string &name, bool backward, int64_t version,
-                          c10::IntArrayRef tune) {
+std::string describe_cuda(const Tensor &x, const std::string &name, bool backward, int64_t rung) {
     const auto [rows, n] = check_x("x", x);
-    check_version(version, tune);
+    check_rung(rung);
     const rowwise_op op = op_of(name);
-    check_cuda_version(op, backward, version, x);
+    check_cuda_rung(op, backward, rung, x);
     const c10::cuda::CUDAGuard guard(x.device());
     rowwise_args a{};
-    a.x = x.const_data_ptr();  // alignment as for x itself; the outputs are fresh, aligned allocations
-    // The norms as the modules call them, with a weight and bias (16-byte aligned, as PyTorch allocates them): the plan
-    // may depend on it (plan_tables). Only planned, never read.
-    alignas(16) static const char weight_stand_in[16] = {};
-    if (op != ROWWISE_SOFTMAX) a.w = a.b = weight_stand_in;
     a.rows = rows;
     a.n = n;
-    const rowwise_tuning t = tuning_of(tune);
+    rowwise_plan plan;
+    size_t bytes = 0;
+    COURSE_CHECK_LAUNCH(rowwise_plan_launch(op, backward, (int)rung, course::dtype_of(x), &a, &plan, &bytes));
     char text[256];
-    const cudaError_t planned = rowwise_describe(op, backward, (int)version, course::dtype_of(x), &a,
-                                                 tune.empty() ? nullptr : &t, text, sizeof text);
-    check_tuned_plan(planned, tune);
-    COURSE_CHECK_LAUNCH(planned);
+    rowwise_describe(&plan, text, sizeof text);
     return text;
 }
 
-std::string describe_cpu(const Tensor &x, const std::string &name, bool backward, int64_t version,
-                         c10::IntArrayRef tune) {
+std::string describe_cpu(const Tensor &x, const std::string &name, bool backward, int64_t rung) {
     check_x("x", x);
-    check_version(version, tune);
+    check_rung(rung);
     op_of(name);
     (void)backward;
     return "cpu: one row at a time, in double (rowwise_cpu.c)";
@@ -517,23 +461,20 @@ template <typename Signature>
 c10::TypedOperatorHandle<Signature> find_op(const char *name) {
     return c10::Dispatcher::singleton().findSchemaOrThrow(name, "").typed<Signature>();
 }
-using SoftmaxSig = Tensor(const Tensor &, int64_t, c10::IntArrayRef);
-using SoftmaxBackwardSig = Tensor(const Tensor &, const Tensor &, int64_t, c10::IntArrayRef);
+using SoftmaxSig = Tensor(const Tensor &, int64_t);
+using SoftmaxBackwardSig = Tensor(const Tensor &, const Tensor &, int64_t);
 using LayerNormSig = std::tuple<Tensor, Tensor, Tensor>(const Tensor &, const optional<Tensor> &,
-                                                        const optional<Tensor> &, double, int64_t, c10::IntArrayRef);
+                                                        const optional<Tensor> &, double, int64_t);
 using LayerNormBackwardSig = std::tuple<Tensor, Tensor, Tensor>(const Tensor &, const Tensor &,
                                                                 const optional<Tensor> &, const Tensor &,
-                                                                const Tensor &, std::array<bool, 2>, int64_t,
-                                                                c10::IntArrayRef);
-using RmsNormSig = std::tuple<Tensor, Tensor>(const Tensor &, const optional<Tensor> &, double, int64_t,
-                                              c10::IntArrayRef);
+                                                                const Tensor &, std::array<bool, 2>, int64_t);
+using RmsNormSig = std::tuple<Tensor, Tensor>(const Tensor &, const optional<Tensor> &, double, int64_t);
 using RmsNormBackwardSig = std::tuple<Tensor, Tensor>(const Tensor &, const Tensor &, const optional<Tensor> &,
-                                                      const Tensor &, bool, int64_t, c10::IntArrayRef);
+                                                      const Tensor &, bool, int64_t);
 
-// Versions 1, 2 and 6 are forward kernels only, and version 3's backward holds fewer elements per thread than its
-// forward (two rows in registers): their backward is version 0's (3 where the row fits). 4 and 5 have their own.
-int64_t backward_version(int64_t version) {
-    return version == ROWWISE_CLUSTER || version == ROWWISE_SPLIT ? version : ROWWISE_AUTO;
+// Rungs 1 and 2 are forward kernels only: their backward is the top rung's. Rungs 3-5 keep theirs.
+int64_t backward_rung(int64_t rung) {
+    return rung == ROWWISE_RUNG_NAIVE || rung == ROWWISE_RUNG_WARP ? ROWWISE_RUNG_BEST : rung;
 }
 
 bool wants_grad(const Tensor &x, const optional<Tensor> &w = {}, const optional<Tensor> &b = {}) {
@@ -543,28 +484,28 @@ bool wants_grad(const Tensor &x, const optional<Tensor> &w = {}, const optional<
 
 // softmax: dx = y (dy - sum(y dy)), so the output is all the backward keeps.
 struct SoftmaxFunction : public torch::autograd::Function<SoftmaxFunction> {
-    static Tensor forward(AutogradContext *ctx, const Tensor &x, int64_t version, c10::IntArrayRef tune) {
+    static Tensor forward(AutogradContext *ctx, const Tensor &x, int64_t rung) {
         const at::AutoDispatchBelowADInplaceOrView below_autograd;
         static const auto op = find_op<SoftmaxSig>("rowwise::softmax");
-        Tensor y = op.call(x, version, tune);
+        Tensor y = op.call(x, rung);
         ctx->save_for_backward({y});
-        ctx->saved_data["version"] = backward_version(version);
+        ctx->saved_data["rung"] = backward_rung(rung);
         return y;
     }
     static variable_list backward(AutogradContext *ctx, variable_list grads) {
         static const auto op = find_op<SoftmaxBackwardSig>("rowwise::softmax_backward");
         const Tensor y = ctx->get_saved_variables()[0];
-        return {op.call(y, grads[0], ctx->saved_data["version"].toInt(), {}), Tensor(), Tensor()};
+        return {op.call(y, grads[0], ctx->saved_data["rung"].toInt()), Tensor()};
     }
 };
 
-Tensor softmax_autograd(c10::DispatchKeySet keys, const Tensor &x, int64_t version, c10::IntArrayRef tune) {
+Tensor softmax_autograd(c10::DispatchKeySet keys, const Tensor &x, int64_t rung) {
     if (!wants_grad(x)) {
         static const auto op = find_op<SoftmaxSig>("rowwise::softmax");
         const at::AutoDispatchBelowADInplaceOrView below_autograd;
-        return op.redispatch(keys & c10::after_autograd_keyset, x, version, tune);
+        return op.redispatch(keys & c10::after_autograd_keyset, x, rung);
     }
-    return SoftmaxFunction::apply(x, version, tune);
+    return SoftmaxFunction::apply(x, rung);
 }
 
 // The norms keep x (an input: no extra memory) and the row statistics; mean and rstd are outputs nothing
@@ -572,14 +513,14 @@ Tensor softmax_autograd(c10::DispatchKeySet keys, const Tensor &x, int64_t versi
 // host that was ~95 µs a call when the backward was Python's), and an undefined gradient for y when y was not used.
 struct LayerNormFunction : public torch::autograd::Function<LayerNormFunction> {
     static variable_list forward(AutogradContext *ctx, const Tensor &x, const optional<Tensor> &w,
-                                 const optional<Tensor> &b, double eps, int64_t version, c10::IntArrayRef tune) {
+                                 const optional<Tensor> &b, double eps, int64_t rung) {
         const at::AutoDispatchBelowADInplaceOrView below_autograd;
         static const auto op = find_op<LayerNormSig>("rowwise::layer_norm");
-        auto [y, mean, rstd] = op.call(x, w, b, eps, version, tune);
+        auto [y, mean, rstd] = op.call(x, w, b, eps, rung);
         ctx->mark_non_differentiable({mean, rstd});
         ctx->set_materialize_grads(false);
         ctx->save_for_backward({x, w.value_or(Tensor()), mean, rstd});
-        ctx->saved_data["version"] = backward_version(version);
+        ctx->saved_data["rung"] = backward_rung(rung);
         ctx->saved_data["has_weight"] = w.has_value();
         ctx->saved_data["has_bias"] = b.has_value();
         return {y, mean, rstd};
@@ -587,81 +528,81 @@ struct LayerNormFunction : public torch::autograd::Function<LayerNormFunction> {
     static variable_list backward(AutogradContext *ctx, variable_list grads) {
         static const auto op = find_op<LayerNormBackwardSig>("rowwise::layer_norm_backward");
         const bool has_w = ctx->saved_data["has_weight"].toBool(), has_b = ctx->saved_data["has_bias"].toBool();
-        if (!grads[0].defined()) return variable_list(6);  // y was not used: nothing flows back
+        if (!grads[0].defined()) return variable_list(5);  // y was not used: nothing flows back
         const variable_list saved = ctx->get_saved_variables();
         // needs_input_grad counts the tensors given: x, then weight and bias where present.
         const bool want_w = has_w && ctx->needs_input_grad(1), want_b = has_b && ctx->needs_input_grad(has_w ? 2 : 1);
         const optional<Tensor> w = has_w ? optional<Tensor>(saved[1]) : c10::nullopt;
-        auto [dx, dw, db] = op.call(grads[0], saved[0], w, saved[2], saved[3], {want_w, want_b},
-                                    ctx->saved_data["version"].toInt(), {});
-        return {dx, want_w ? dw : Tensor(), want_b ? db : Tensor(), Tensor(), Tensor(), Tensor()};
+        auto [dx, dw, db] =
+            op.call(grads[0], saved[0], w, saved[2], saved[3], {want_w, want_b}, ctx->saved_data["rung"].toInt());
+        return {dx, want_w ? dw : Tensor(), want_b ? db : Tensor(), Tensor(), Tensor()};
     }
 };
 
 std::tuple<Tensor, Tensor, Tensor> layer_norm_autograd(c10::DispatchKeySet keys, const Tensor &x,
                                                        const optional<Tensor> &w, const optional<Tensor> &b, double eps,
-                                                       int64_t version, c10::IntArrayRef tune) {
+                                                       int64_t rung) {
     if (!wants_grad(x, w, b)) {
         static const auto op = find_op<LayerNormSig>("rowwise::layer_norm");
         const at::AutoDispatchBelowADInplaceOrView below_autograd;
-        return op.redispatch(keys & c10::after_autograd_keyset, x, w, b, eps, version, tune);
+        return op.redispatch(keys & c10::after_autograd_keyset, x, w, b, eps, rung);
     }
-    const variable_list out = LayerNormFunction::apply(x, w, b, eps, version, tune);
+    const variable_list out = LayerNormFunction::apply(x, w, b, eps, rung);
     return {out[0], out[1], out[2]};
 }
 
 struct RmsNormFunction : public torch::autograd::Function<RmsNormFunction> {
     static variable_list forward(AutogradContext *ctx, const Tensor &x, const optional<Tensor> &w, double eps,
-                                 int64_t version, c10::IntArrayRef tune) {
+                                 int64_t rung) {
         const at::AutoDispatchBelowADInplaceOrView below_autograd;
         static const auto op = find_op<RmsNormSig>("rowwise::rms_norm");
-        auto [y, rstd] = op.call(x, w, eps, version, tune);
+        auto [y, rstd] = op.call(x, w, eps, rung);
         ctx->mark_non_differentiable({rstd});
         ctx->set_materialize_grads(false);
         ctx->save_for_backward({x, w.value_or(Tensor()), rstd});
-        ctx->saved_data["version"] = backward_version(version);
+        ctx->saved_data["rung"] = backward_rung(rung);
         ctx->saved_data["has_weight"] = w.has_value();
         return {y, rstd};
     }
     static variable_list backward(AutogradContext *ctx, variable_list grads) {
         static const auto op = find_op<RmsNormBackwardSig>("rowwise::rms_norm_backward");
         const bool has_w = ctx->saved_data["has_weight"].toBool();
-        if (!grads[0].defined()) return variable_list(5);
+        if (!grads[0].defined()) return variable_list(4);
         const variable_list saved = ctx->get_saved_variables();
         const bool want_w = has_w && ctx->needs_input_grad(1);
         const optional<Tensor> w = has_w ? optional<Tensor>(saved[1]) : c10::nullopt;
-        auto [dx, dw] = op.call(grads[0], saved[0], w, saved[2], want_w, ctx->saved_data["version"].toInt(), {});
-        return {dx, want_w ? dw : Tensor(), Tensor(), Tensor(), Tensor()};
+        auto [dx, dw] = op.call(grads[0], saved[0], w, saved[2], want_w, ctx->saved_data["rung"].toInt());
+        return {dx, want_w ? dw : Tensor(), Tensor(), Tensor()};
     }
 };
 
 std::tuple<Tensor, Tensor> rms_norm_autograd(c10::DispatchKeySet keys, const Tensor &x, const optional<Tensor> &w,
-                                             double eps, int64_t version, c10::IntArrayRef tune) {
+                                             double eps, int64_t rung) {
     if (!wants_grad(x, w)) {
         static const auto op = find_op<RmsNormSig>("rowwise::rms_norm");
         const at::AutoDispatchBelowADInplaceOrView below_autograd;
-        return op.redispatch(keys & c10::after_autograd_keyset, x, w, eps, version, tune);
+        return op.redispatch(keys & c10::after_autograd_keyset, x, w, eps, rung);
     }
-    const variable_list out = RmsNormFunction::apply(x, w, eps, version, tune);
+    const variable_list out = RmsNormFunction::apply(x, w, eps, rung);
     return {out[0], out[1]};
 }
 
 }  // namespace
 
 TORCH_LIBRARY(rowwise, m) {
-    m.def("softmax(Tensor x, int version=0, int[] tune=[]) -> Tensor");
-    m.def("softmax_backward(Tensor y, Tensor dy, int version=0, int[] tune=[]) -> Tensor");
+    m.def("softmax(Tensor x, int rung=-1) -> Tensor");
+    m.def("softmax_backward(Tensor y, Tensor dy, int rung=-1) -> Tensor");
     m.def(
-        "layer_norm(Tensor x, Tensor? weight, Tensor? bias, float eps, int version=0, int[] tune=[]) "
+        "layer_norm(Tensor x, Tensor? weight, Tensor? bias, float eps, int rung=-1) "
         "-> (Tensor, Tensor, Tensor)");
     m.def(
         "layer_norm_backward(Tensor dy, Tensor x, Tensor? weight, Tensor mean, Tensor rstd, bool[2] grads, "
-        "int version=0, int[] tune=[]) -> (Tensor, Tensor, Tensor)");
-    m.def("rms_norm(Tensor x, Tensor? weight, float eps, int version=0, int[] tune=[]) -> (Tensor, Tensor)");
+        "int rung=-1) -> (Tensor, Tensor, Tensor)");
+    m.def("rms_norm(Tensor x, Tensor? weight, float eps, int rung=-1) -> (Tensor, Tensor)");
     m.def(
-        "rms_norm_backward(Tensor dy, Tensor x, Tensor? weight, Tensor rstd, bool want_dweight, int version=0, "
-        "int[] tune=[]) -> (Tensor, Tensor)");
-    m.def("describe(Tensor x, str op, bool backward=False, int version=0, int[] tune=[]) -> str");
+        "rms_norm_backward(Tensor dy, Tensor x, Tensor? weight, Tensor rstd, bool want_dweight, int rung=-1) -> "
+        "(Tensor, Tensor)");
+    m.def("describe(Tensor x, str op, bool backward=False, int rung=-1) -> str");
 }
 
 TORCH_LIBRARY_IMPL(rowwise, CPU, m) {

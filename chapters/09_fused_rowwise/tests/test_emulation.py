@@ -1,5 +1,6 @@
-"""The exercise: the per-lane logic of the warp-per-row softmax (src/online_softmax.h, or exercises/online_softmax.h
-under EXERCISE=1) run on the CPU, one POSIX thread per lane (rowwise/emulate.py)."""
+"""The two exercises, run on the CPU (rowwise/emulate.py): the per-lane logic of the warp-per-row softmax
+(src/online_softmax.h), one POSIX thread per lane, and the two-stage dweight sums (src/two_stage.h), one thread per row
+group; or the student's copies in exercises/ under EXERCISE=1."""
 
 from __future__ import annotations
 
@@ -61,3 +62,50 @@ def test_warp_per_row_softmax(n):
 def test_warp_per_row_softmax_edge_rows():
     x = torch.tensor([[-INF] * 40, [-INF] * 39 + [1.0], [1e4] * 20 + [0.0] * 20])
     torch.testing.assert_close(torch.from_numpy(emulate.softmax(x.numpy())), torch.softmax(x, -1), equal_nan=True)
+
+
+def _in_order(products: np.ndarray, groups: int) -> np.ndarray:
+    """The two stages of two_stage.h, written out in numpy float32 one addition at a time."""
+    rows, n = products.shape
+    partials = np.zeros((groups, n), np.float32)
+    for g in range(groups):
+        for row in range(g, rows, groups):
+            partials[g] += products[row]
+    total = np.zeros(n, np.float32)
+    for j in range(16):
+        run = np.zeros(n, np.float32)
+        for g in range(j, groups, 16):
+            run += partials[g]
+        total += run
+    return total
+
+
+@pytest.mark.parametrize(("rows", "n", "groups"), [(1, 5, 1), (100, 33, 7), (1000, 17, 40), (3, 8, 16)])
+def test_two_stage_dweight_adds_in_the_stated_order(rows, n, groups):
+    rng = np.random.default_rng(rows)
+    products = (rng.standard_normal((rows, n)) * np.exp(rng.uniform(-6, 6, (rows, 1)))).astype(np.float32)
+    got, partials = emulate.dweight(products, groups)
+    assert np.array_equal(got, _in_order(products, groups))  # the same bits as the order two_stage.h states
+    for g in range(groups):  # each group's partial row: its rows g, g + groups, ...
+        np.testing.assert_allclose(partials[g], products[g::groups].astype(np.float64).sum(0), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(got, products.astype(np.float64).sum(0), rtol=1e-4, atol=1e-3 * np.abs(products).max())
+
+
+def test_two_stage_dweight_has_the_same_bits_every_run():
+    """The groups run as threads that finish in any order; the result may not depend on it."""
+    products = np.random.default_rng(1).standard_normal((4000, 64)).astype(np.float32) * 1e3
+    first, _ = emulate.dweight(products, 64)
+    for _ in range(5):
+        assert np.array_equal(emulate.dweight(products, 64)[0], first)
+
+
+def test_another_order_gives_other_bits():
+    """Why the order is fixed: float addition is not associative, so the sums a float atomic would make (in whatever
+    order the blocks arrive) differ in their last bits from run to run."""
+    products = np.random.default_rng(2).standard_normal((4000, 64)).astype(np.float32) * 1e3
+    in_order = _in_order(products, 64)
+    shuffled = np.zeros(64, np.float32)
+    for row in np.random.default_rng(3).permutation(4000):
+        shuffled += products[row]
+    assert not np.array_equal(in_order, shuffled)
+    np.testing.assert_allclose(in_order, shuffled, rtol=1e-3, atol=1.0)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 from helpers import DEVICES, inputs, params, reference
-from rowwise import layer_norm, rms_norm, softmax
+from rowwise import RUNGS, describe, layer_norm, rms_norm, softmax
 
 INF, NAN = float("inf"), float("nan")
 
@@ -16,8 +16,8 @@ INF, NAN = float("inf"), float("nan")
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 def test_softmax_large_logits_do_not_overflow(device, dtype):
     x = inputs((8, 1000), dtype, device, scale=1e4)  # exp(1e4) is inf in any float type: the max must come off first
-    for version in (0, 6) if device == "cuda" else (0,):  # 6: a step's max, then the steps' (max, sum) merged
-        y = softmax(x, version=version)
+    for rung in RUNGS if device == "cuda" else (-1,):
+        y = softmax(x, rung=rung)
         assert torch.isfinite(y).all()
         torch.testing.assert_close(y.cpu().double(), reference("softmax", x), rtol=0.02, atol=1e-6)
         torch.testing.assert_close(y.float().sum(-1).cpu(), torch.ones(8), rtol=0.01, atol=0)
@@ -35,8 +35,8 @@ def test_softmax_infinities_and_nans_as_torch(device):
     x = torch.tensor(rows, device=device)
     x = torch.cat([x, torch.full((5, 60), -INF, device=device)], 1)  # longer rows: more than one thread each
     expected = torch.softmax(x.cpu(), -1)
-    for version in (0, 6) if device == "cuda" else (0,):
-        torch.testing.assert_close(softmax(x, version=version).cpu(), expected, equal_nan=True)
+    for rung in RUNGS if device == "cuda" else (-1,):
+        torch.testing.assert_close(softmax(x, rung=rung).cpu(), expected, equal_nan=True)
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -55,15 +55,15 @@ def test_layer_norm_with_a_large_mean(device, shift):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("version", [4, 5, 6])
-def test_layer_norm_with_a_large_mean_over_several_blocks(version):
-    """The same for rows over several blocks (versions 4, a cluster, and 5, two launches): each block's two passes,
-    then the blocks' (count, mean, M2) merged; the segments' means differ little, so their merge must not cancel.
-    Version 6 (a block walking the row): each step's two passes, the steps' and the threads' triples merged."""
-    if version == 4 and torch.cuda.get_device_capability()[0] < 9:
+@pytest.mark.parametrize("rung", [4, 5])
+def test_layer_norm_with_a_large_mean_over_several_blocks(rung):
+    """The same for rows over several blocks (rung 4, two launches; rung 5, a cluster): each block's two passes, then
+    the blocks' (count, mean, M2) merged; the blocks' means differ little, so their merge must not cancel."""
+    if rung == 5 and torch.cuda.get_device_capability()[0] < 9:
         pytest.skip("thread-block clusters need compute capability 9.0")
-    x = inputs((8, 40000), torch.float32, "cuda", shift=1e4)  # 5 blocks a row
-    y, mean, rstd = torch.ops.rowwise.layer_norm(x, None, None, 1e-5, version, [])
+    x = inputs((8, 40000), torch.float32, "cuda", shift=1e4)  # 3 blocks a row
+    assert "a row over" in describe(x, "layer_norm", rung=rung)
+    y, mean, rstd = torch.ops.rowwise.layer_norm(x, None, None, 1e-5, rung)
     x64 = x.cpu().double()
     torch.testing.assert_close(y.cpu().double(), reference("layer_norm", x, None, None, 1e-5), rtol=1e-3, atol=2e-3)
     torch.testing.assert_close(mean.cpu().double(), x64.mean(-1), rtol=1e-6, atol=0)

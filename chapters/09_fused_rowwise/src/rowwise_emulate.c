@@ -1,15 +1,20 @@
 /*
- * online_softmax_emulate.c — runs online_softmax.h on the CPU: one POSIX thread per lane of one warp.
+ * rowwise_emulate.c — runs the chapter's two exercise files on the CPU.
+ *
+ * online_softmax.h: one POSIX thread per lane of one warp.
  *
  * A warp of 32 threads shares an exchange array and a barrier. RW_SHFL_XOR(v, mask) is imitated as the hardware
  * does it: every lane writes its value, the warp waits, every lane reads the value of lane ^ mask, the warp waits
- * again. The warp walks the rows one after the other, as the version-2 kernel does with a warp per row.
+ * again. The warp walks the rows one after the other, as the rung-2 kernel does with a warp per row.
  *
  * Entry points (called from Python through ctypes, rowwise/emulate.py); each returns 0, or -1 for a bad argument:
  *   rw_emulate_softmax(x, y, rows, n)                   the warp-per-row softmax of a rows x n float matrix
  *   rw_emulate_combine(max, sum, width, out_max, out_sum)   rw_warp_combine on 32 lanes' pairs, every lane's answer
  *   rw_emulate_add(max, sum, x, &out_max, &out_sum)     rw_online_add on one pair
  *   rw_emulate_merge(a_max, a_sum, b_max, b_sum, &max, &sum)   rw_merge
+ *
+ * two_stage.h: stage 1 with one POSIX thread per row group (they finish in whatever order they do), then stage 2.
+ *   rw_emulate_dweight(products, rows, n, groups, partials, out)   the two stages on a rows x n float matrix
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -17,6 +22,7 @@
 #include <stdlib.h>
 
 #include <online_softmax.h> /* <...>: EXERCISE=1 builds put exercises/ first on the include path */
+#include <two_stage.h>
 
 enum { SOFTMAX, COMBINE };
 
@@ -117,5 +123,34 @@ int rw_emulate_merge(float a_max, float a_sum, float b_max, float b_sum, float *
     const rw_max_sum r = rw_merge(a, b);
     *out_max = r.max;
     *out_sum = r.sum;
+    return 0;
+}
+
+/* ---- two_stage.h ------------------------------------------------------------------------------------------------ */
+typedef struct {
+    const float *products;
+    float *partials;
+    int64_t rows, n, group, groups;
+} group_t;
+
+static void *run_group(void *arg) {
+    const group_t *g = (const group_t *)arg;
+    rw_stage1(g->products, g->rows, g->n, g->group, g->groups, g->partials + g->group * g->n);
+    return NULL;
+}
+
+int rw_emulate_dweight(const float *products, int64_t rows, int64_t n, int64_t groups, float *partials, float *out) {
+    if (products == NULL || partials == NULL || out == NULL || rows < 0 || n < 0 || groups < 1 || groups > 256)
+        return -1;
+    group_t work[256];
+    pthread_t ids[256];
+    int64_t started = 0;
+    for (; started < groups; started++) {
+        work[started] = (group_t){products, partials, rows, n, started, groups};
+        if (pthread_create(&ids[started], NULL, run_group, &work[started]) != 0) break;
+    }
+    for (int64_t t = 0; t < started; t++) pthread_join(ids[t], NULL);
+    if (started < groups) return -1;
+    for (int64_t c = 0; c < n; c++) out[c] = rw_stage2(partials, groups, n, c);
     return 0;
 }
