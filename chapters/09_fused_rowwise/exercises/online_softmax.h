@@ -41,9 +41,10 @@ RW_FN rw_max_sum rw_online_add(rw_max_sum s, float x) {
     return s;
 }
 
-/* The sum of s rescaled to a max m >= s.max; an empty s (max -inf) counts 0, not 0 * exp(NaN). */
+/* The sum of s rescaled to a max m >= s.max. An s with nothing to add (sum 0: empty, or only -inf) counts 0, not
+ * 0 * exp(NaN) (for m = -inf); a NaN sum (a NaN seen, even in a lane whose max is still -inf) stays NaN. */
 RW_FN float rw_rescaled(rw_max_sum s, float m) {
-    return s.max == -INFINITY ? 0.0f : s.sum * rw_exp(s.max - m);
+    return s.sum == 0.0f ? 0.0f : s.sum * rw_exp(s.max - m);
 }
 
 /* TODO 2 (about 3 lines): the pair of two disjoint parts of a row: the larger max (fmaxf), and the two sums rescaled

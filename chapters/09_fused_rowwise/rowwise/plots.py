@@ -1,10 +1,10 @@
 """The lesson's pictures, drawn with matplotlib into images/ (`python -m rowwise.plots`):
 
-rows_to_threads.png   how rows map to threads: several rows per warp, a block per row (16-byte packs, interleaved
-                      so that a warp reads contiguous memory), a row over a cluster of blocks
+rows_to_threads.png   how a row's 16-byte packs map to its G threads (src/row_reduce.cuh): slot k of thread g holds
+                      pack k * G + g, so each slot is one coalesced load of consecutive packs; (a) short rows sharing
+                      a 256-thread block, (b) an odd row with its scalar head and partial last pack, (c) a row over a
+                      cluster of blocks whose (max, sum) pairs merge through distributed shared memory
 roofline.png          where each op sits on chapter 07's roofline (H100 figures)
-h100_vs_h200.png      ours in % of the device copy, each bench line on the H100 against the same line on the H200
-                      (from results/h100/summary.md and results/h200/summary.md)
 """
 
 from __future__ import annotations
@@ -15,64 +15,143 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.patches import Rectangle  # noqa: E402
+from matplotlib.patches import FancyBboxPatch, Rectangle  # noqa: E402
 
 IMAGES = Path(__file__).resolve().parents[1] / "images"
-RESULTS = Path(__file__).resolve().parents[1] / "results"
 COLORS = plt.get_cmap("tab10").colors
 
 
-def _row(ax, y, owners, label, height=0.8, names=None):
-    """A row of cells; owners[i] is the thread (a color) that holds cell i."""
+def _row(ax, y, owners, label, height=0.8, names=None, x0=0.0, widths=None):
+    """A row of cells from x0; owners[i] is the thread (a color) that holds cell i, widths[i] its width (1: a pack)."""
+    x = x0
     for i, owner in enumerate(owners):
-        ax.add_patch(Rectangle((i, y), 1, height, facecolor=COLORS[owner % 10], edgecolor="white", alpha=0.85))
+        width = 1.0 if widths is None else widths[i]
+        ax.add_patch(Rectangle((x, y), width, height, facecolor=COLORS[owner % 10], edgecolor="white", alpha=0.85))
         if names is not None:
-            ax.text(i + 0.5, y + height / 2, names[i], ha="center", va="center", fontsize=6, color="white")
-    ax.text(-0.5, y + height / 2, label, ha="right", va="center", fontsize=8)
+            ax.text(x + width / 2, y + height / 2, names[i], ha="center", va="center", fontsize=6, color="white")
+        x += width
+    ax.text(x0 - 0.5, y + height / 2, label, ha="right", va="center", fontsize=8)
+
+
+def _slots(ax, x0, y, height, slots, per_slot, first_label=True):
+    """Marks the slots of a row drawn from x0: a bar between slots and 'slot k: packs ...' above each."""
+    for k in range(slots):
+        left = x0 + k * per_slot
+        if k:
+            ax.plot([left, left], [y - 0.12, y + height + 0.12], color="black", lw=1.6)
+        if first_label:
+            ax.text(
+                left + per_slot / 2,
+                y + height + 0.12,
+                f"slot {k}: packs {k * per_slot}-{(k + 1) * per_slot - 1}",
+                ha="center",
+                va="bottom",
+                fontsize=7.5,
+            )
 
 
 def rows_to_threads(path: Path) -> Path:
-    fig, axes = plt.subplots(3, 1, figsize=(11, 7.5))
-    # (a) short rows: a warp holds 4 rows of 8 packs, a group of 8 lanes per row
+    fig, axes = plt.subplots(3, 1, figsize=(11, 7.5), gridspec_kw={"height_ratios": [1.25, 1.0, 1.55]})
+    g, slots = 8, 4  # drawn small: 8 threads a row for 128 (or 256), 4 slots
+
+    # (a) short rows: a 256-thread block holds 2 rows of G = 128 threads, 4 packs a thread
     ax = axes[0]
-    for r in range(4):
-        _row(ax, 3 - r, [r] * 8, f"row {r}: lanes {8 * r}-{8 * r + 7}", names=[f"t{8 * r + i}" for i in range(8)])
+    for r in range(2):
+        y = 1.3 * (1 - r)
+        owners = [p % g for p in range(slots * g)]
+        _row(ax, y, owners, f"row {r}: threads {128 * r}-{128 * r + 127}", names=[f"g{o}" for o in owners])
+        _slots(ax, 0, y, 0.8, slots, g, first_label=r == 0)
     ax.set_title(
-        "N = 64 bf16 (8 packs of 16 bytes): one warp holds 4 rows, 8 lanes each, one pack per lane; "
-        "the lanes of a row combine with xor shuffles",
+        "(a) short rows, n = 4096 bf16 (512 packs of 16 bytes): G = 128 threads a row, 2 rows a 256-thread block "
+        "(8 threads shown for 128)\n"
+        "slot k of thread g is pack k·G + g: in each slot the row's threads load consecutive packs (coalesced)",
         fontsize=9,
     )
-    # (b) a block per row: thread t holds packs t, t+G, t+2G, t+3G (a warp reads 32 x 16 = 512 contiguous bytes)
+    ax.set_ylim(-0.25, 2.55)
+
+    # (b) an odd row: 3 head elements, one each in threads 0-2, then the packs; the last pack holds 6 of 8
     ax = axes[1]
-    threads = 8
-    owners = [p % threads for p in range(4 * threads)]
-    _row(ax, 0, owners, "one row, 4 x G packs", names=[f"t{o}" for o in owners])
+    head = 3
+    owners = list(range(head)) + [p % g for p in range(slots * g)]
+    widths = [0.5] * head + [1.0] * (slots * g - 1) + [0.75]
+    names = [str(t) for t in range(head)] + [f"g{p % g}" for p in range(slots * g)]
+    _row(ax, 0, owners, "row 5 (odd n)", names=names, widths=widths)
+    x0 = head * 0.5
+    end = x0 + slots * g - 0.25  # the 2 elements the last pack lacks: past the row's end
+    ax.add_patch(Rectangle((end, 0), 0.25, 0.8, facecolor="none", edgecolor="gray", linestyle="--", lw=0.8))
+    _slots(ax, x0, 0, 0.8, slots, g)
+    ax.annotate(
+        "head: 3 elements before the\nfirst 16-byte boundary, one each\nin threads 0, 1, 2",
+        xy=(0.75, 0),
+        xytext=(0.75, -0.75),
+        ha="center",
+        va="top",
+        fontsize=7.5,
+        arrowprops={"arrowstyle": "->", "lw": 0.8},
+    )
+    ax.annotate(
+        "last pack partial:\n6 of 8 elements",
+        xy=(x0 + slots * g - 0.625, 0),
+        xytext=(x0 + slots * g - 0.625, -0.75),
+        ha="center",
+        va="top",
+        fontsize=7.5,
+        arrowprops={"arrowstyle": "->", "lw": 0.8},
+    )
     ax.set_title(
-        "N = 4096 bf16: a group of G = 128 threads per row (drawn with G = 8): thread t holds packs t, t + G, "
-        "t + 2G, t + 3G in registers; warp sums, then one barrier",
+        "(b) odd rows, n = 4097 bf16: row 5 starts 5 elements past a 16-byte boundary, so head = 3 "
+        "(drawn small: 8 threads, 4 slots)\n"
+        "the packs start after the head: slot k of thread g covers columns head + (k·G + g)·8 ... + 7",
         fontsize=9,
     )
-    # (c) a row over a cluster
+    ax.set_ylim(-1.75, 1.45)
+
+    # (c) a row over a cluster of C = 4 blocks: thread g = rank * blockDim + t, same formula
     ax = axes[2]
-    for block in range(4):
-        _row(ax, 0, [block] * 8, "" if block else "one long row", names=None)
-        for i in range(8):
-            ax.patches[-8 + i].set_x(block * 8 + i)
-        ax.text(block * 8 + 4, 1.1, f"block {block}: partial (max, sum)", ha="center", fontsize=8)
-    ax.annotate("", xy=(4, 1.6), xytext=(28, 1.6), arrowprops={"arrowstyle": "<->"})
+    blocks, per_block, cslots = 4, 4, 2
+    cg = blocks * per_block
+    y = 1.9
+    owners = [(p % cg) // per_block for p in range(cslots * cg)]
+    names = [f"g{p % cg}" for p in range(cslots * cg)]
+    _row(ax, y, owners, "one long row", names=names)
+    _slots(ax, 0, y, 0.8, cslots, cg)
+    for block in range(blocks):
+        center = 4 + block * 8
+        ax.add_patch(
+            FancyBboxPatch(
+                (center - 3.2, 0.35),
+                6.4,
+                0.7,
+                boxstyle="round,pad=0.05",
+                facecolor=COLORS[block],
+                edgecolor="none",
+                alpha=0.85,
+            )
+        )
+        ax.text(center, 0.7, f"block {block}: (max, sum)", ha="center", va="center", fontsize=8, color="white")
+        for k in range(cslots):  # the block's threads in each slot feed its partial pair
+            left = k * cg + block * per_block
+            ax.plot([left + per_block / 2, center], [y, 1.1], color=COLORS[block], lw=0.8, alpha=0.7)
+    ax.annotate("", xy=(1.0, 0.05), xytext=(31.0, 0.05), arrowprops={"arrowstyle": "<->", "lw": 1.2})
     ax.text(
         16,
-        1.75,
-        "each block reads the others' pairs from distributed shared memory (cluster.map_shared_rank)",
+        -0.12,
+        "every block reads the 4 pairs from distributed shared memory (cluster.map_shared_rank) and merges them in "
+        "rank order\n(rung 5; rung 4, without a cluster, passes them through global memory between two launches)",
         ha="center",
+        va="top",
         fontsize=8,
     )
     ax.set_title(
-        "N = 2^18: a row over a cluster of C blocks (drawn with C = 4); each block holds N / C elements", fontsize=9
+        "(c) n = 2¹⁸ bf16: 32768 packs over G = 8192 threads in a cluster of C blocks (16 of 512 or 8 of 1024); "
+        "drawn with C = 4 blocks of 4 threads\n"
+        "thread g = rank·blockDim + t: block r holds packs r·blockDim ... of every slot",
+        fontsize=9,
     )
+    ax.set_ylim(-0.85, 3.25)
+
     for ax in axes:
-        ax.set_xlim(-6, 33)
-        ax.set_ylim(-0.3, 4.2 if ax is axes[0] else 2.2)
+        ax.set_xlim(-7.5, 34)
         ax.axis("off")
     fig.tight_layout()
     fig.savefig(path, dpi=90)
@@ -115,62 +194,11 @@ def roofline(path: Path) -> Path:
     return path
 
 
-def ours_in_summary(machine: str) -> dict[tuple[str, str, str, str], float]:
-    """Ours in % of the copy, per (op, dtype, shape, pass), from results/<machine>/summary.md (make bench's table)."""
-    ours = {}
-    for line in (RESULTS / machine / "summary.md").read_text().splitlines():
-        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        if len(cells) > 4 and cells[0] in ("softmax", "layer_norm", "rms_norm"):
-            ours[tuple(cells[:4])] = float(cells[4].strip("*"))
-    return ours
-
-
-ROW_KINDS = {  # the bench's shapes by kind of row
-    "rows that fit a block": ("16384x4096", "65536x1024"),
-    "odd rows (16384 x 4097)": ("16384x4097",),
-    "rows longer than a block (4096 x 32768)": ("4096x32768",),
-    "rows of 2^18 (512 x 262144)": ("512x262144",),
-}
-
-
-def h100_vs_h200(path: Path) -> Path:
-    h100, h200 = ours_in_summary("h100"), ours_in_summary("h200")
-    fig, ax = plt.subplots(figsize=(7.5, 6.5))
-    ax.plot([55, 105], [55, 105], "k-", lw=0.8, label="as fast on both")
-    for i, (kind, shapes) in enumerate(ROW_KINDS.items()):
-        for pass_, marker in (("fwd", "o"), ("fwd+bwd", "s")):
-            keys = [k for k in h100 if k in h200 and k[2] in shapes and k[3] == pass_]
-            ax.scatter(
-                [h100[k] for k in keys],
-                [h200[k] for k in keys],
-                color=COLORS[i],
-                marker=marker,
-                alpha=0.8,
-                label=f"{kind}, {pass_}" if keys else None,
-            )
-    ax.set(
-        xlim=(55, 105),
-        ylim=(55, 105),
-        xlabel="H100: ours, % of the device copy (3.0 TB/s)",
-        ylabel="H200: ours, % of the device copy (4.0-4.2 TB/s)",
-        title="The same kernels on two GPUs, each with its own plans:\n"
-        "under the line, further from the copy on the H200",
-    )
-    ax.set_aspect("equal")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left")
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
-
-
 def main() -> None:
     IMAGES.mkdir(exist_ok=True)
     for path in (
         rows_to_threads(IMAGES / "rows_to_threads.png"),
         roofline(IMAGES / "roofline.png"),
-        h100_vs_h200(IMAGES / "h100_vs_h200.png"),
     ):
         print("wrote", path.relative_to(IMAGES.parent))
 

@@ -63,11 +63,11 @@ __global__ void __launch_bounds__(kNormBackwardThreads, 2)
         });
         store_row(vx, dx + offset, at, 0, packs, n);
     }
-    if (p.split != 1 && dw_sums != nullptr) {  // stage 1's result: this row group's row of partial sums
+    if (p.split != 1 && (dw_sums != nullptr || db_sums != nullptr)) {  // stage 1's result: this group's row of sums
         const int in_block = p.row_threads < p.threads ? p.row_threads : p.threads;
         const int64_t group = (int64_t)(blockIdx.x / p.blocks_per_row) * (p.threads / in_block) + at.row_offset;
         each_element<P, W>(at, 0, p.packs, n, [&](int k, int e, int column) {
-            dw_sums[group * n + column] = dw[k][e];
+            if (dw_sums != nullptr) dw_sums[group * n + column] = dw[k][e];
             if (db_sums != nullptr) db_sums[group * n + column] = db[k][e];
         });
     }
@@ -120,7 +120,7 @@ cudaError_t norm_backward(rowwise_op op, course_dtype dtype, const rowwise_args 
         using A = acc_t<T>;
         const int64_t groups = plan_groups(*p);
         A *dw_sums = a->dw != nullptr ? static_cast<A *>(sums) : nullptr;
-        A *db_sums = a->db != nullptr ? static_cast<A *>(sums) + groups * a->n : nullptr;
+        A *db_sums = a->db != nullptr ? static_cast<A *>(sums) + (dw_sums != nullptr ? groups * a->n : 0) : nullptr;
         if (p->grid > 0) {
             const auto kernel = op == ROWWISE_RMS_NORM ? norm_backward_kernel<T, true> : norm_backward_kernel<T, false>;
             CUDA_RETURN_IF_ERROR(launch(kernel, *p, stream, static_cast<const T *>(a->dy), static_cast<const T *>(a->x),
@@ -129,8 +129,9 @@ cudaError_t norm_backward(rowwise_op op, course_dtype dtype, const rowwise_args 
                                         a->rows, a->n, *p, static_cast<Two<A> *>(partials)));
         }
         if (p->split == 1) return cudaSuccess;  // the sums come after rung 4's second launch
+        // With no rows the sums are of nothing: the kernel writes zeros (and reads no partial row).
         const dim3 block(32, kRuns), grid((unsigned)((a->n + 31) / 32));
-        if (dw_sums != nullptr)
+        if (a->dw != nullptr)
             column_sums_kernel<T><<<grid, block, 0, stream>>>(dw_sums, groups, a->n, static_cast<T *>(a->dw));
         if (db_sums != nullptr)
             column_sums_kernel<T><<<grid, block, 0, stream>>>(db_sums, groups, a->n, static_cast<T *>(a->db));

@@ -150,13 +150,14 @@ struct MaxSum {  // the softmax's statistics of part of a row: its max, and the 
 };
 
 // The pair of two parts of a row: each sum rescaled to the larger max (rung 2's rw_merge, the chapter's exercise, in
-// the accumulation type). An empty part (max -inf) counts 0, not 0 * exp(NaN).
+// the accumulation type). A part with nothing to add (sum 0: empty, or all -inf) counts 0, not 0 * exp(NaN); a NaN
+// sum stays NaN, so that a NaN anywhere in the row makes every output NaN, as in torch.
 struct MergeMaxSum {
     template <typename A>
     __device__ MaxSum<A> operator()(MaxSum<A> x, MaxSum<A> y) const {
         const A max = fmax(x.max, y.max);
-        const A sx = x.max == -INFINITY ? A(0) : x.sum * exp(x.max - max);
-        const A sy = y.max == -INFINITY ? A(0) : y.sum * exp(y.max - max);
+        const A sx = x.sum == A(0) ? A(0) : x.sum * exp(x.max - max);
+        const A sy = y.sum == A(0) ? A(0) : y.sum * exp(y.max - max);
         return {max, sx + sy};
     }
 };

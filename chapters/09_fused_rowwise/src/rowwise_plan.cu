@@ -7,8 +7,10 @@
  * threads share 256-thread blocks. A row longer than one block holds (kForwardPacks or backward_packs a thread, at
  * most kForwardThreads or kNormBackwardThreads a block) spans several blocks: a cluster (rung 5, up to 16 blocks
  * where the occupancy API says the GPU holds them) or, past that or before sm_90, two launches (rung 4).
- * Forwards launch a block for every few rows; backwards one wave of blocks (what the occupancy API says the GPU
- * holds at once) that walk the rows, so that the dweight partial sums have few rows (norm_backward.cu).
+ * A block that would be alone on its SM (1024 threads of 64 registers) has nothing to hide its reductions behind:
+ * rung 5 gives its row to a cluster of half-size blocks instead. The softmax and the forwards launch a block for
+ * every few rows; the norms' backwards one wave of blocks (what the occupancy API says the GPU holds at once) that
+ * walk the rows, so that the dweight partial sums have few rows (norm_backward.cu).
  */
 #include <stdio.h>
 
@@ -71,8 +73,9 @@ cudaError_t most_cluster_blocks(const void *kernel, int threads, int *blocks) {
 
 // The plan. Everything it reads is an argument, a kernel constant (rowwise_kernels.h) or a queried device limit.
 cudaError_t plan(rowwise_op op, int backward, int rung, course_dtype dtype, int64_t rows, int64_t n, rowwise_plan *p) {
-    int device = 0, major = 0, max_grid = 0;
+    int device = 0, major = 0, max_grid = 0, sms = 0;
     CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
+    CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
     CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&max_grid, cudaDevAttrMaxGridDimX, device));
     *p = rowwise_plan{};
@@ -86,24 +89,28 @@ cudaError_t plan(rowwise_op op, int backward, int rung, course_dtype dtype, int6
         return cudaSuccess;
     }
     const int64_t packs = ceil_div(n, 16 / element_bytes(dtype));
+    const void *kernel = kernel_of(op, backward, dtype);
     const int threads = most_threads(op, backward), per_thread = most_packs(backward, dtype);
-    int row_threads = 32;  // about 4 packs a thread, a power of two of threads, at least a warp
-    while (row_threads < threads && (int64_t)row_threads * 4 < packs) row_threads *= 2;
+    const int target = per_thread < 4 ? per_thread : 4;  // about 4 packs a thread (fewer where the kernel holds fewer)
+    int row_threads = 32;                                // a power of two of threads, at least a warp
+    while (row_threads < threads && (int64_t)row_threads * target < packs) row_threads *= 2;
     p->threads = row_threads < kShortRowBlock ? kShortRowBlock : row_threads;
-    if (packs > (int64_t)threads * per_thread) {  // longer than a block holds: several blocks, of half size (two
-        if (p->rung == ROWWISE_RUNG_REGISTERS) return cudaErrorInvalidValue;  // an SM) where a cluster holds them
-        int most_cluster = 0;
-        if (major >= 9)
-            CUDA_RETURN_IF_ERROR(most_cluster_blocks(kernel_of(op, backward, dtype), threads, &most_cluster));
-        p->threads = threads / 2;
-        p->blocks_per_row = (int)ceil_div(packs, (int64_t)p->threads * per_thread);
-        if (p->blocks_per_row > most_cluster) {
-            p->threads = threads;
-            p->blocks_per_row = (int)ceil_div(packs, (int64_t)threads * per_thread);
+    // A block alone on its SM (the occupancy API's answer for its size) has no other block's loads to hide its
+    // reductions behind: rung 5 gives such a row to a cluster of two or more smaller blocks instead.
+    int64_t wave = 0;
+    CUDA_RETURN_IF_ERROR(course::blocks_per_wave(kernel, p->threads, 0, &wave));
+    const bool alone = p->rung == ROWWISE_RUNG_CLUSTER && major >= 9 && wave <= sms && row_threads == threads;
+    if (packs > (int64_t)threads * per_thread || alone) {  // several blocks, of half size (two an SM) where a
+        if (p->rung == ROWWISE_RUNG_REGISTERS) return cudaErrorInvalidValue;  // cluster holds them
+        int most_cluster = 0;  // the most blocks a cluster of this kernel can have here (0: no clusters)
+        for (p->threads = threads / 2; p->threads <= threads; p->threads *= 2) {
+            if (major >= 9) CUDA_RETURN_IF_ERROR(most_cluster_blocks(kernel, p->threads, &most_cluster));
+            p->blocks_per_row = (int)ceil_div(packs, (int64_t)p->threads * per_thread);
+            if (p->blocks_per_row <= most_cluster || p->threads == threads) break;
         }
         row_threads = p->threads * p->blocks_per_row;
-        p->cluster = p->rung == ROWWISE_RUNG_CLUSTER && p->blocks_per_row <= most_cluster;
-        p->split = !p->cluster;
+        p->cluster = p->rung == ROWWISE_RUNG_CLUSTER && p->blocks_per_row > 1 && p->blocks_per_row <= most_cluster;
+        p->split = p->blocks_per_row > 1 && !p->cluster;
         if (p->split) p->rung = ROWWISE_RUNG_SPLIT;  // rung 5's fallback where no cluster holds the row
     }
     p->row_threads = row_threads;
@@ -111,9 +118,8 @@ cudaError_t plan(rowwise_op op, int backward, int rung, course_dtype dtype, int6
     const int64_t rows_per_block = p->threads / (row_threads < p->threads ? row_threads : p->threads);
     const int64_t needed = ceil_div(rows, rows_per_block) * p->blocks_per_row;
     int64_t most = max_grid / p->blocks_per_row * p->blocks_per_row;
-    if (backward) {  // one wave, walking the rows: the blocks the GPU holds at once, whole clusters
-        int64_t wave = 0;
-        CUDA_RETURN_IF_ERROR(course::blocks_per_wave(kernel_of(op, backward, dtype), p->threads, 0, &wave));
+    if (backward && op != ROWWISE_SOFTMAX) {  // one wave walking the rows (few dweight partial rows), whole clusters
+        CUDA_RETURN_IF_ERROR(course::blocks_per_wave(kernel, p->threads, 0, &wave));
         most = wave < p->blocks_per_row ? p->blocks_per_row : wave / p->blocks_per_row * p->blocks_per_row;
     }
     p->grid = needed < most ? needed : most;

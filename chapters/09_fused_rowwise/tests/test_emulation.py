@@ -11,7 +11,7 @@ import pytest
 import torch
 from rowwise import emulate
 
-INF = float("inf")
+INF, NAN = float("inf"), float("nan")
 
 
 def test_online_add_rescales_to_a_new_max():
@@ -60,7 +60,9 @@ def test_warp_per_row_softmax(n):
 
 
 def test_warp_per_row_softmax_edge_rows():
-    x = torch.tensor([[-INF] * 40, [-INF] * 39 + [1.0], [1e4] * 20 + [0.0] * 20])
+    """Rows of -inf (NaN, as torch), a lone finite value, huge logits, and a NaN in a lane that otherwise sees only
+    -inf: its pair is (-inf, NaN), which must not merge as an empty part (the whole row is NaN in torch)."""
+    x = torch.tensor([[-INF] * 40, [-INF] * 39 + [1.0], [1e4] * 20 + [0.0] * 20, [1.0, NAN, 2.0] + [-INF] * 37])
     torch.testing.assert_close(torch.from_numpy(emulate.softmax(x.numpy())), torch.softmax(x, -1), equal_nan=True)
 
 
