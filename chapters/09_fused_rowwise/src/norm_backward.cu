@@ -15,6 +15,7 @@
  */
 #include <math.h>
 
+#include "course_check.h"
 #include "row_reduce.cuh"
 #include "rowwise_kernels.h"
 

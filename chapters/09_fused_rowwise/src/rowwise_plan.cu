@@ -18,6 +18,7 @@
 #include <mutex>
 #include <tuple>
 
+#include "course_check.h"
 #include "row_reduce.cuh"
 #include "rowwise_kernels.h"
 
