@@ -9,10 +9,9 @@
  *     head + (k * G + g) * W  ...  + W - 1
  *
  * so the G threads' loads of one slot are consecutive 16-byte packs: every load is coalesced and 128 bits wide.
- * A forward starts each row at its first 16-byte boundary: the `head` elements before it (fewer than W) are held one
- * each by threads 0 .. head-1 (Slots::edge). A backward keeps head = 0, because each thread must own the same columns
- * in every row (it adds up its columns' dweight over the rows it walks), and loads a pack that is not 16-byte
- * aligned one element at a time (load_pack).
+ * A forward starts each row at its first 16-byte boundary (row_head): the elements before it (fewer than W) are held
+ * one each by threads 0, 1, ... (the kernels' `edge`). A backward keeps head = 0, since each thread must own the same
+ * columns in every row (it sums its columns' dweight over its rows), and loads an unaligned pack element by element.
  *
  *   RowPlace, row_place()      this thread's row: its index g among the row's threads, its block's rank, the rows
  *   load_pack / store_pack     one slot, 16 bytes at once where the address allows
