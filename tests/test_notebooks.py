@@ -16,7 +16,7 @@ from course_layout import NOTEBOOKS, ROOT, ids
 ENV = {
     **os.environ,
     "PYTHONPATH": os.pathsep.join([str(ROOT / "common"), os.environ.get("PYTHONPATH", "")]),
-    "MPLBACKEND": "Agg",
+    "MPLBACKEND": "Agg",  # as a script; a Jupyter kernel gets its inline backend (test_notebook_runs)
     "PYTHON": sys.executable,
 }
 
@@ -97,6 +97,24 @@ def test_a_machine_path_in_an_output_is_caught(tmp_path):
     assert not machine_paths(notebook)
 
 
+def test_a_drawing_cell_without_its_picture_is_caught():
+    """A cell that draws stores its picture, so that the committed notebook and the site show it: a figure shown under
+    MPLBACKEND=Agg, or written to a file and only named, leaves an output with no image (issue seen in notebooks 02
+    and 07)."""
+    nbformat = pytest.importorskip("nbformat")
+    from course.notebooks import merge, problems, source_hash
+
+    drawing = "import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\nplt.show()"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(drawing)])
+    cell = nb.cells[0]
+    cell.execution_count = 1
+    cell.metadata["course"] = {"source_sha": source_hash(cell), "ran_on": "CPU only (x86_64)", "gpu_cell": False}
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"text/plain": "<Figure size 640x480 with 1 Axes>"})]
+    assert any("draws a picture but stores none" in p for p in problems(merge(nb)))
+    cell.outputs.append(nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo="}))
+    assert problems(merge(nb)) == []
+
+
 def test_a_stale_or_unexecuted_cell_is_caught():
     nbformat = pytest.importorskip("nbformat")
     from course.notebooks import merge, problems, source_hash
@@ -137,8 +155,9 @@ def test_notebook_runs(notebook, monkeypatch):
     if has_jupyter():
         import nbclient
         import nbformat
+        from course.notebooks import INLINE_BACKEND
 
-        for key, value in ENV.items():
+        for key, value in {**ENV, "MPLBACKEND": INLINE_BACKEND}.items():
             monkeypatch.setenv(key, value)
         nb = nbformat.read(notebook, as_version=4)
         nbclient.NotebookClient(

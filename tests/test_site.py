@@ -307,6 +307,24 @@ def test_notebook_page_shows_the_h100_table(browser, base_url):
     assert [line for line in lines if line not in shown] == []
 
 
+def stored_pictures(notebook: Path) -> int:
+    """How many images the committed notebook's cells hold in their outputs."""
+    cells = json.loads(notebook.read_text())["cells"]
+    return sum(key.startswith("image/") for c in cells for o in c.get("outputs", []) for key in o.get("data", {}))
+
+
+@pytest.mark.parametrize("notebook", [n for n in NOTEBOOKS if stored_pictures(n)], ids=lambda n: n.stem)
+def test_notebook_page_shows_its_pictures(browser, base_url, notebook):
+    """Every picture a notebook's cells drew (course.notebooks check: a drawing cell stores one) is on its page."""
+    page = open_page(browser)
+    page.goto(base_url + f"notebooks/{notebook.stem}.html", wait_until="load")
+    shown = page.eval_on_selector_all(".cell_output img", "els => els.filter(i => i.naturalWidth > 0).length")
+    page.locator(".cell_output img").first.scroll_into_view_if_needed()
+    page.screenshot(path=SHOTS / f"notebook-{notebook.stem}-picture.png")
+    page.close()
+    assert shown == stored_pictures(notebook), f"{stored_pictures(notebook)} pictures stored, {shown} shown"
+
+
 def test_call_relations_diagram_is_an_svg(browser, base_url):
     source = (ROOT / "docs" / "call-relations.md").read_text()
     nodes = set(re.findall(r"^\s*(\w+)\[", source.split("```mermaid", 1)[1].split("```", 1)[0], re.M))

@@ -3,7 +3,8 @@ they ran on the H100.
 
     python -m course.notebooks execute notebooks/*.ipynb --out DIR      run each in a Jupyter kernel, save to DIR
     python -m course.notebooks merge notebooks/ --cpu DIR1 --gpu DIR2   committed = DIR1's outputs, GPU cells from DIR2
-    python -m course.notebooks check notebooks/*.ipynb                  outputs present and not stale (CI)
+    python -m course.notebooks check notebooks/*.ipynb                  outputs present and not stale (CI); a cell
+                                                                        that draws stores its picture
 
 A GPU cell is a code cell that calls `gpu_cell()` (course.notebook): it skips with a message where there is no GPU.
 Each executed code cell records in its metadata the hash of the source that produced its output and where it ran,
@@ -18,11 +19,13 @@ import datetime
 import hashlib
 import os
 import platform
+import re
 import sys
 from pathlib import Path
 
 COURSE_ROOT = Path(__file__).resolve().parents[2]
 NOTE_KEY = "course_outputs_note"  # metadata flag of the generated first cell
+INLINE_BACKEND = "module://matplotlib_inline.backend_inline"
 
 
 def is_gpu_cell(cell) -> bool:
@@ -44,7 +47,9 @@ def machine() -> str:
 def _kernel_env() -> dict[str, str]:
     """The kernel sees the course's shared helpers (common/) and this Python's packages, whatever the cwd."""
     paths = [str(COURSE_ROOT / "common"), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
-    return {"PYTHONPATH": os.pathsep.join(dict.fromkeys(paths)), "MPLBACKEND": "Agg", "PYTHON": sys.executable}
+    # The kernel's inline backend: a figure a cell draws becomes an image in that cell's output, which the notebook
+    # stores and the site shows (Agg would draw it nowhere).
+    return {"PYTHONPATH": os.pathsep.join(dict.fromkeys(paths)), "MPLBACKEND": INLINE_BACKEND, "PYTHON": sys.executable}
 
 
 def require_jupyter() -> None:
@@ -135,7 +140,22 @@ def problems(nb) -> list[str]:
             found.append(f"{where}: is a GPU cell but its stamp says it is not")
         elif is_gpu_cell(cell) and stamp.get("ran_on", "").startswith("CPU only"):
             found.append(f"{where}: a GPU cell whose output comes from a machine without a GPU")
+        elif draws(cell) and not shows_a_picture(cell):
+            found.append(f"{where} draws a picture but stores none in its output")
     return found
+
+
+# A cell that draws: it calls matplotlib (plt.*), a chapter's plot_all, savefig, or displays an Image. Its output must
+# hold the picture, so that the committed notebook and the site show it.
+DRAWING = re.compile(r"\bplt\.\w+\(|\bplot_all\(|\.savefig\(|\bdisplay\(\s*Image\(")
+
+
+def draws(cell) -> bool:
+    return cell.cell_type == "code" and DRAWING.search(cell.source) is not None
+
+
+def shows_a_picture(cell) -> bool:
+    return any(key.startswith("image/") for output in cell.get("outputs", []) for key in output.get("data", {}))
 
 
 def main(argv: list[str] | None = None) -> int:
