@@ -49,3 +49,27 @@ def test_make_test_wheel_runs_every_leg_by_default():
     )
     assert result.returncode == 0, result.stderr
     assert "every leg passed (old course)" in result.stdout
+
+
+def test_make_test_asks_for_the_second_torch_only_when_told():
+    """The second torch is about 910 MB: `make test` installs it only with SECOND_TORCH=1 (CI sets it) and otherwise
+    says, in build/second-torch.txt and on its output, that the two tests under it are skipped and how to run them.
+    Run with a torch version no earlier run made a venv for, and build/second-torch.txt put back afterwards."""
+    state = CHAPTER / "build/second-torch.txt"
+    before = state.read_text() if state.exists() else None
+    try:
+        result = subprocess.run(
+            ["make", "--no-print-directory", "-C", str(CHAPTER), "second-torch", "SECOND_TORCH=0", "OLD_TORCH=9.9.9"],
+            capture_output=True,
+            text=True,
+            env=ENV,
+            timeout=120,
+        )
+        assert result.returncode == 0, result.stderr
+        assert "skipped, not asked for: make test SECOND_TORCH=1 installs torch==9.9.9" in result.stdout
+        assert state.read_text().startswith("unavailable: not asked for: make test SECOND_TORCH=1")
+    finally:
+        if before is None:
+            state.unlink(missing_ok=True)
+        else:
+            state.write_text(before)
