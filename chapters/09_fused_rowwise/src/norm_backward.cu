@@ -120,8 +120,9 @@ cudaError_t norm_backward(rowwise_op op, course_dtype dtype, const rowwise_args 
         using T = decltype(type);
         using A = acc_t<T>;
         const int64_t groups = plan_groups(*p);
-        A *dw_sums = a->dw != nullptr ? static_cast<A *>(sums) : nullptr;
-        A *db_sums = a->db != nullptr ? static_cast<A *>(sums) + (dw_sums != nullptr ? groups * a->n : 0) : nullptr;
+        A *const base = static_cast<A *>(sums);  // NULL where there are no rows (groups 0: nothing to read or write)
+        A *dw_sums = a->dw != nullptr ? base : nullptr;
+        A *db_sums = a->db != nullptr ? base + (a->dw != nullptr ? groups * a->n : 0) : nullptr;
         if (p->grid > 0) {
             const auto kernel = op == ROWWISE_RMS_NORM ? norm_backward_kernel<T, true> : norm_backward_kernel<T, false>;
             CUDA_RETURN_IF_ERROR(launch(kernel, *p, stream, static_cast<const T *>(a->dy), static_cast<const T *>(a->x),
@@ -134,7 +135,7 @@ cudaError_t norm_backward(rowwise_op op, course_dtype dtype, const rowwise_args 
         const dim3 block(32, kRuns), grid((unsigned)((a->n + 31) / 32));
         if (a->dw != nullptr)
             column_sums_kernel<T><<<grid, block, 0, stream>>>(dw_sums, groups, a->n, static_cast<T *>(a->dw));
-        if (db_sums != nullptr)
+        if (a->db != nullptr)
             column_sums_kernel<T><<<grid, block, 0, stream>>>(db_sums, groups, a->n, static_cast<T *>(a->db));
         return cudaGetLastError();
     });

@@ -174,13 +174,15 @@ def test_path_empty(op, rung, shape):
     if rung == 3 and shape[1] > 16384:
         pytest.skip("rung 3 holds rows of at most a block")
     x = torch.randn(shape, device="cuda", requires_grad=True)
-    w = torch.randn(shape[1], device="cuda", requires_grad=True)
-    y, _ = forward(op, x, w, None, rung)
+    w, b = (torch.randn(shape[1], device="cuda", requires_grad=True) for _ in range(2))
+    y, _ = forward(op, x, w, b, rung)
     assert y.shape == x.shape
     y.backward(torch.ones_like(y))
     assert x.grad.shape == x.shape
-    if op != "softmax":  # no rows: dweight is a sum of nothing, zeros
+    if op != "softmax":  # no rows: dweight (and LayerNorm's dbias) is a sum of nothing, zeros
         assert torch.equal(w.grad, torch.zeros_like(w))
+    if op == "layer_norm":
+        assert torch.equal(b.grad, torch.zeros_like(b))
 
 
 @pytest.mark.parametrize("rung", [1, 2, 5])
