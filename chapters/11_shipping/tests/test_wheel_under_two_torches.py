@@ -13,14 +13,14 @@ from conftest import CHAPTER, second_torch_python
 ENV = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
 
 
+def make(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
+    """make ARGS in the chapter's folder, its output captured."""
+    command = ["make", "--no-print-directory", "-C", str(CHAPTER), *args]
+    return subprocess.run(command, capture_output=True, text=True, env=ENV, timeout=timeout)
+
+
 def run_legs(legs: str) -> subprocess.CompletedProcess:
-    result = subprocess.run(
-        ["make", "--no-print-directory", "-C", str(CHAPTER), "test-wheel", f"TEST_WHEEL_LEGS={legs}"],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        timeout=1200,
-    )
+    result = make("test-wheel", f"TEST_WHEEL_LEGS={legs}", timeout=1200)
     print(result.stdout[-6000:])
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     assert re.findall(r"test-wheel, leg (\w+)", result.stdout) == [legs]
@@ -40,13 +40,7 @@ def test_the_wheel_under_a_second_torch():
 
 def test_make_test_wheel_runs_every_leg_by_default():
     """Without TEST_WHEEL_LEGS, make test-wheel runs both legs: a student's `make test-wheel` misses neither."""
-    result = subprocess.run(
-        ["make", "--no-print-directory", "-n", "-C", str(CHAPTER), "test-wheel"],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        timeout=120,
-    )
+    result = make("-n", "test-wheel")
     assert result.returncode == 0, result.stderr
     assert "every leg passed (old course)" in result.stdout
 
@@ -58,13 +52,7 @@ def test_make_test_asks_for_the_second_torch_only_when_told():
     state = CHAPTER / "build/second-torch.txt"
     before = state.read_text() if state.exists() else None
     try:
-        result = subprocess.run(
-            ["make", "--no-print-directory", "-C", str(CHAPTER), "second-torch", "SECOND_TORCH=0", "OLD_TORCH=9.9.9"],
-            capture_output=True,
-            text=True,
-            env=ENV,
-            timeout=120,
-        )
+        result = make("second-torch", "SECOND_TORCH=0", "OLD_TORCH=9.9.9")
         assert result.returncode == 0, result.stderr
         assert "skipped, not asked for: make test SECOND_TORCH=1 installs torch==9.9.9" in result.stdout
         assert state.read_text().startswith("unavailable: not asked for: make test SECOND_TORCH=1")
